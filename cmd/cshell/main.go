@@ -1,0 +1,143 @@
+// Command cshell runs shell commands in rootless sandboxes: in the
+// foreground, or in the background for agents and CI pipelines.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cshell/cshell/container"
+	"github.com/cshell/cshell/policy"
+	"github.com/cshell/cshell/shells"
+)
+
+// Exit codes of CLI.md.
+const (
+	exitFailed = 1
+	exitUsage  = 2
+	exitCshell = 125 // run: cshell failed before the command ran
+)
+
+// exitError carries an exit code to main; silent ones print nothing (the
+// command's own exit code, say).
+type exitError struct {
+	code   int
+	err    error
+	silent bool
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit code %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageError(format string, a ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, a...)}
+}
+
+// globals are the flags every subcommand takes.
+type globals struct {
+	json     bool
+	stateDir string
+	config   string
+	log      *slog.Logger
+	stdout   io.Writer
+	stderr   io.Writer
+}
+
+func main() {
+	container.MaybeInit() // libcontainer's init and the container's PID 1 never return
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGPIPE)
+	defer stop()
+	os.Exit(execute(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	g := &globals{stdout: stdout, stderr: stderr}
+	g.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel()})).With("role", "cli")
+	root := newRootCmd(g)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	code, msg := classify(err)
+	if msg != "" {
+		fmt.Fprintf(stderr, "cshell: %s\n", msg)
+	}
+	return code
+}
+
+// classify maps an error to its exit code and the sentence to print.
+func classify(err error) (int, string) {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.silent {
+			return ee.code, ""
+		}
+		return ee.code, ee.Error()
+	}
+	msg := err.Error()
+	switch {
+	case errors.Is(err, policy.ErrConfig), errors.Is(err, policy.ErrPath),
+		errors.Is(err, shells.ErrUsage), errors.Is(err, container.ErrBadIsolation):
+		return exitUsage, trimSentinel(msg)
+	case strings.HasPrefix(msg, "unknown command"), strings.HasPrefix(msg, "unknown flag"),
+		strings.HasPrefix(msg, "unknown shorthand flag"):
+		return exitUsage, msg + "; see cshell --help"
+	}
+	return exitFailed, msg
+}
+
+// trimSentinel drops a leading "bad input: " that sentinels add.
+func trimSentinel(msg string) string {
+	for _, p := range []string{shells.ErrUsage.Error() + ": ", policy.ErrPath.Error() + ": "} {
+		msg = strings.TrimPrefix(msg, p)
+	}
+	return msg
+}
+
+func logLevel() slog.Level {
+	if os.Getenv("CSHELL_DEBUG") != "" {
+		return slog.LevelDebug
+	}
+	return slog.LevelWarn
+}
+
+func newRootCmd(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "cshell",
+		Short: "Run shell commands in rootless sandboxes",
+		Long: `cshell runs shell commands in a rootless container: its own user, PID,
+mount, network, IPC and UTS namespaces; the host's files read-only except
+the working directory; secrets hidden; no network but loopback.`,
+		Example: `  cshell run -- make test
+  cshell run -w ~/src/app --rw ~/.cache/go-build -- go build ./...
+  cshell run --isolation process -- ./script.sh
+  cshell doctor`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().BoolVar(&g.json, "json", false, "machine-readable output on stdout")
+	root.PersistentFlags().StringVar(&g.stateDir, "state-dir", "", "where shells are recorded (default $CSHELL_STATE_DIR, $XDG_STATE_HOME/cshell or ~/.local/state/cshell)")
+	root.PersistentFlags().StringVar(&g.config, "config", "", "global config file (default $XDG_CONFIG_HOME/cshell/config.json or ~/.config/cshell/config.json)")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError("%v; see cshell %s --help", err, c.Name())
+	})
+	root.AddCommand(newRunCmd(g), newDoctorCmd(g), newVersionCmd(g))
+	return root
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cshell/cshell/container"
+	"github.com/cshell/cshell/policy"
+	"github.com/cshell/cshell/shells"
+)
+
+type runOptions struct {
+	workdir   string
+	rw, ro    []string
+	hide      []string
+	env       []string
+	isolation string
+	timeout   string
+}
+
+func newRunCmd(g *globals) *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run [flags] [--] COMMAND...",
+		Short: "Run a shell command in a sandbox",
+		Long: `Run COMMAND (a shell command line, run with bash -c) in a rootless
+container and exit with its exit code: 128+N when signal N ended it, 125
+when cshell failed before the command ran, 126 when the command is not
+executable, 127 when it was not found.
+
+The host's filesystem is visible read-only; the working directory and each
+--rw path are writable; /tmp is private; ~/.ssh, ~/.aws and other secrets
+are hidden; the network is loopback only.`,
+		Example: `  cshell run -- npm test
+  cshell run -e CI=1 -w ./app -- 'make -j4 && ./bin/check'
+  cshell run --hide ~/.config/secret --ro ./vendor -- go build ./...
+  cshell run --timeout 5m -- ./long-build.sh`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError("cshell run needs a command; write cshell run -- COMMAND")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runForeground(cmd, g, &o, args)
+		},
+	}
+	cmd.Flags().SetInterspersed(false) // flags after the command belong to it
+	f := cmd.Flags()
+	f.StringVarP(&o.workdir, "workdir", "w", "", "working directory, writable inside (default: current directory)")
+	f.StringArrayVar(&o.rw, "rw", nil, "extra writable path (repeatable)")
+	f.StringArrayVar(&o.ro, "ro", nil, "extra read-only path (repeatable)")
+	f.StringArrayVar(&o.hide, "hide", nil, "path made unreadable (repeatable)")
+	f.StringArrayVarP(&o.env, "env", "e", nil, "environment for the command, KEY=VALUE (repeatable)")
+	f.StringVar(&o.isolation, "isolation", "auto", "auto|container|process: auto is a container on Linux, a process group elsewhere")
+	f.StringVar(&o.timeout, "timeout", "", "kill timer (90s, 5m or plain seconds): TERM, then KILL 10s later")
+	return cmd
+}
+
+func runForeground(cmd *cobra.Command, g *globals, o *runOptions, args []string) error {
+	iso, err := container.ParseIsolation(o.isolation)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	timeout, err := parseDuration(o.timeout)
+	if err != nil {
+		return usageError("--timeout %q: %v", o.timeout, err)
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return &exitError{code: exitCshell, err: err}
+	}
+	home, _ := os.UserHomeDir()
+	req := policy.FilesystemRequest{Home: home, Cwd: cwd, Workdir: o.workdir, RW: o.rw, RO: o.ro, Hide: o.hide}
+	projectDir := cwd
+	if o.workdir != "" {
+		if projectDir, err = policy.ExpandPath(o.workdir, home, cwd); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+	}
+	cfg, err := loadConfig(g, home, projectDir)
+	if err != nil {
+		return err
+	}
+	code, err := shells.Run(cmd.Context(), shells.RunOptions{
+		Command:   args,
+		Isolation: iso,
+		FS:        req,
+		Env:       o.env,
+		Timeout:   timeout,
+		Config:    cfg,
+		Stdin:     os.Stdin,
+		Stdout:    g.stdout,
+		Stderr:    g.stderr,
+		Log:       g.log,
+	})
+	if err != nil {
+		if errors.Is(err, container.ErrSandbox) {
+			return &exitError{code: exitCshell, err: err}
+		}
+		if c, _ := classify(err); c == exitUsage {
+			return err
+		}
+		return &exitError{code: exitCshell, err: err}
+	}
+	return &exitError{code: code, silent: true}
+}
+
+// loadConfig reads the global file and the project file, printing a
+// warning for each loosening line of the project file.
+func loadConfig(g *globals, home, projectDir string) (*policy.Config, error) {
+	path, explicit := g.config, g.config != ""
+	if !explicit {
+		path = policy.DefaultGlobalPath(home)
+	}
+	cfg, warnings, err := policy.Load(path, explicit, projectDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		g.log.Warn(w)
+	}
+	return cfg, nil
+}
+
+// parseDuration reads 90s, 5m or plain seconds; empty means none.
+func parseDuration(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	if n, err := strconv.ParseFloat(s, 64); err == nil {
+		if n <= 0 {
+			return 0, errors.New("must be positive")
+		}
+		return time.Duration(n * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, errors.New("write a duration such as 90s, 5m or plain seconds")
+	}
+	if d <= 0 {
+		return 0, errors.New("must be positive")
+	}
+	return d, nil
+}

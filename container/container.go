@@ -1,0 +1,113 @@
+// Package container starts one shell command in a sandbox and controls it.
+//
+// A Runner starts shells; each has two implementations behind it: on Linux
+// a rootless container built with runc's libcontainer (own user, PID, mount,
+// network, IPC and UTS namespaces), and a plain process group (macOS, and
+// Linux when asked for) or a Windows job object. Runners and Processes are
+// safe for concurrent use.
+package container
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+
+	"github.com/cshell/cshell/policy"
+)
+
+// Isolation is the kind of sandbox a shell runs in.
+type Isolation string
+
+// The isolations a user may ask for.
+const (
+	Auto      Isolation = "auto"      // container on Linux, process group elsewhere
+	Container Isolation = "container" // rootless libcontainer (Linux only)
+	Process   Isolation = "process"   // a process group / job object, no namespaces
+)
+
+// ErrBadIsolation is returned for an isolation name that does not exist.
+var ErrBadIsolation = errors.New("unknown isolation")
+
+// ErrSandbox means the sandbox could not be set up; the command did not run.
+var ErrSandbox = errors.New("the sandbox could not start")
+
+// ParseIsolation checks an --isolation value.
+func ParseIsolation(s string) (Isolation, error) {
+	switch i := Isolation(strings.ToLower(s)); i {
+	case Auto, Container, Process:
+		return i, nil
+	}
+	return "", fmt.Errorf("%w %q: use auto, container or process", ErrBadIsolation, s)
+}
+
+// Spec describes one shell to start.
+type Spec struct {
+	ID      string // unique among running shells; letters, digits, '-', '_', '.'
+	Command string // a shell command line, run with bash -c (sh -c without bash)
+	Env     []string
+	FS      policy.Filesystem
+
+	// Stdio of the command. With Terminal set, the command gets a new
+	// terminal instead (Process.Console), except in the process runner,
+	// which hands it the caller's terminal (Stdin must be that terminal).
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Terminal       bool
+}
+
+// Exit is how a shell ended.
+type Exit struct {
+	Code   int            // the command's exit code, or 128+N for signal N
+	Signal syscall.Signal // the signal that ended it, when known
+}
+
+// Runner starts shells.
+type Runner interface {
+	Start(s *Spec) (Shell, error)
+	Isolation() Isolation
+}
+
+// Shell is one running shell.
+type Shell interface {
+	// Pid is the host pid of the shell's top process.
+	Pid() int
+	// Signal sends sig to the command's whole process group.
+	Signal(sig os.Signal) error
+	// Kill ends everything in the shell at once.
+	Kill() error
+	// Wait blocks until the command ends.
+	Wait() (Exit, error)
+	// Console is the new terminal's master side, or nil.
+	Console() *os.File
+	// Close releases what the shell held (the container's state and cgroups).
+	Close() error
+}
+
+// New returns the runner for an isolation. Auto picks the container on Linux
+// and the process runner elsewhere; it never falls back to weaker isolation.
+func New(iso Isolation) (Runner, error) {
+	switch iso {
+	case Process:
+		return processRunner{}, nil
+	case Container:
+		return newContainerRunner()
+	case Auto:
+		if containerSupported {
+			return newContainerRunner()
+		}
+		return processRunner{}, nil
+	}
+	return nil, fmt.Errorf("%w %q: use auto, container or process", ErrBadIsolation, iso)
+}
+
+// shellArgs is the command line that runs a shell command: bash -c when
+// bash exists, else sh -c.
+func shellArgs(lookPath func(string) (string, error), command string) []string {
+	if p, err := lookPath("bash"); err == nil {
+		return []string{p, "-c", command}
+	}
+	return []string{"/bin/sh", "-c", command}
+}

@@ -1,0 +1,324 @@
+package container
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+
+	_ "github.com/opencontainers/cgroups/devices" // device rules for root's cgroups, as runc does
+	"github.com/opencontainers/runc/libcontainer"
+	"github.com/opencontainers/runc/libcontainer/configs"
+	"github.com/opencontainers/runc/libcontainer/specconv"
+	"github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+)
+
+// containerSupported is true: Linux has the namespaces a container needs.
+const containerSupported = true
+
+// initPath is where the cshell binary appears inside every container; the
+// container's PID 1 runs it as the tiny init (see Pid1).
+const initPath = "/.cshell/cshell"
+
+// pid1Arg is the hidden argument that makes the binary act as PID 1.
+const pid1Arg = "__pid1"
+
+// containerRunner starts rootless containers with libcontainer.
+type containerRunner struct {
+	stateRoot string // libcontainer's state directories
+	rootfs    string // empty mount points and the host's top-level symlinks
+	self      string // this binary, bind-mounted as initPath
+}
+
+var _ Runner = (*containerRunner)(nil)
+
+func newContainerRunner() (Runner, error) {
+	dir, err := runtimeDir()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSandbox, err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("%w: find the cshell binary: %v", ErrSandbox, err)
+	}
+	if self, err = filepath.EvalSymlinks(self); err != nil {
+		return nil, fmt.Errorf("%w: find the cshell binary: %v", ErrSandbox, err)
+	}
+	r := &containerRunner{
+		stateRoot: filepath.Join(dir, "containers"),
+		rootfs:    filepath.Join(dir, "rootfs"),
+		self:      self,
+	}
+	if err := prepareRootfs(r.rootfs); err != nil {
+		return nil, fmt.Errorf("%w: prepare the root filesystem in %s: %v", ErrSandbox, r.rootfs, err)
+	}
+	return r, nil
+}
+
+func (r *containerRunner) Isolation() Isolation { return Container }
+
+func (r *containerRunner) Start(s *Spec) (Shell, error) {
+	spec, err := r.spec(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSandbox, err)
+	}
+	rootless := os.Geteuid() != 0
+	cfg, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
+		CgroupName:      s.ID,
+		Spec:            spec,
+		RootlessEUID:    rootless,
+		RootlessCgroups: rootless,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSandbox, err)
+	}
+	// The container dies with the thread that started it (see run below).
+	cfg.ParentDeathSignal = int(unix.SIGKILL)
+
+	c, err := libcontainer.Create(r.stateRoot, s.ID, cfg)
+	if err != nil {
+		return nil, explain(fmt.Errorf("create container %s: %w", s.ID, err))
+	}
+	nnp := true
+	p := &libcontainer.Process{
+		Args:            append([]string{initPath, pid1Arg}, shellArgs(hostLookPath, s.Command)...),
+		Env:             s.Env,
+		Cwd:             s.FS.Workdir,
+		NoNewPrivileges: &nnp,
+		Capabilities:    &configs.Capabilities{},
+		Init:            true,
+	}
+	var consoleSock *os.File
+	if s.Terminal {
+		parent, child, err := socketPair()
+		if err != nil {
+			_ = c.Destroy()
+			return nil, fmt.Errorf("%w: %v", ErrSandbox, err)
+		}
+		defer child.Close()
+		consoleSock = parent
+		p.ConsoleSocket = child
+	} else {
+		p.Stdin, p.Stdout, p.Stderr = s.Stdin, s.Stdout, s.Stderr
+	}
+
+	sh := &ctr{c: c, p: p, done: make(chan struct{})}
+	started := make(chan error, 1)
+	go sh.run(started)
+	if err := <-started; err != nil {
+		if consoleSock != nil {
+			consoleSock.Close()
+		}
+		_ = c.Destroy()
+		return nil, explain(fmt.Errorf("start container %s: %w", s.ID, err))
+	}
+	if consoleSock != nil {
+		sh.console, err = recvFile(consoleSock)
+		consoleSock.Close()
+		if err != nil {
+			_ = sh.Kill()
+			<-sh.done
+			_ = c.Destroy()
+			return nil, fmt.Errorf("%w: receive the terminal: %v", ErrSandbox, err)
+		}
+	}
+	return sh, nil
+}
+
+// ctr is one running container.
+type ctr struct {
+	c       *libcontainer.Container
+	p       *libcontainer.Process
+	console *os.File
+
+	done chan struct{} // closed when the init has been reaped
+	exit Exit
+	err  error
+}
+
+// run starts the container and waits for it on one locked OS thread. The
+// parent-death signal fires when the thread that forked the container ends,
+// not the process, so that thread must outlive the container.
+func (sh *ctr) run(started chan<- error) {
+	runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+	if err := sh.c.Run(sh.p); err != nil {
+		started <- err
+		return
+	}
+	started <- nil
+	st, err := sh.p.Wait()
+	switch {
+	case st == nil:
+		sh.err = err
+	default:
+		ws := st.Sys().(syscall.WaitStatus)
+		if ws.Signaled() {
+			sh.exit = Exit{Code: 128 + int(ws.Signal()), Signal: ws.Signal()}
+		} else {
+			sh.exit = Exit{Code: ws.ExitStatus()}
+		}
+	}
+	close(sh.done)
+}
+
+func (sh *ctr) Pid() int {
+	pid, _ := sh.p.Pid()
+	return pid
+}
+
+func (sh *ctr) Console() *os.File { return sh.console }
+
+// Signal goes to the container's init, which passes it to the command's
+// process group.
+func (sh *ctr) Signal(sig os.Signal) error {
+	select {
+	case <-sh.done:
+		return nil
+	default:
+	}
+	if err := sh.p.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	return nil
+}
+
+// Kill ends the init; the kernel then kills everything in its PID namespace.
+func (sh *ctr) Kill() error { return sh.Signal(unix.SIGKILL) }
+
+func (sh *ctr) Wait() (Exit, error) {
+	<-sh.done
+	return sh.exit, sh.err
+}
+
+func (sh *ctr) Close() error {
+	if sh.console != nil {
+		sh.console.Close()
+	}
+	select {
+	case <-sh.done:
+	default:
+		_ = sh.Kill()
+		<-sh.done
+	}
+	return sh.c.Destroy()
+}
+
+// spec builds the OCI runtime spec of a shell: the host's filesystem
+// read-only, the policy's writable, read-only and hidden paths, private
+// /tmp, /run and /dev, and every namespace, with no capability left.
+func (r *containerRunner) spec(s *Spec) (*specs.Spec, error) {
+	uid, gid := uint32(os.Geteuid()), uint32(os.Getegid())
+	noCaps := &specs.LinuxCapabilities{Bounding: []string{}, Effective: []string{}, Permitted: []string{}}
+	sp := &specs.Spec{
+		Version: specs.Version,
+		Root:    &specs.Root{Path: r.rootfs, Readonly: true},
+		Process: &specs.Process{
+			Terminal:        s.Terminal,
+			Args:            []string{initPath},
+			Env:             s.Env,
+			Cwd:             s.FS.Workdir,
+			NoNewPrivileges: true,
+			Capabilities:    noCaps,
+		},
+		Hostname: "cshell",
+		Mounts: []specs.Mount{
+			{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
+			{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
+			{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}},
+			{Destination: "/dev/shm", Type: "tmpfs", Source: "shm", Options: []string{"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}},
+			{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: []string{"nosuid", "noexec", "nodev"}},
+			{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}},
+			{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}},
+			{Destination: "/run", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=755"}},
+			{Destination: initPath, Type: "bind", Source: r.self, Options: []string{"bind", "ro", "nosuid", "nodev"}},
+		},
+		Linux: &specs.Linux{
+			UIDMappings: []specs.LinuxIDMapping{{HostID: uid, ContainerID: 0, Size: 1}},
+			GIDMappings: []specs.LinuxIDMapping{{HostID: gid, ContainerID: 0, Size: 1}},
+			Sysctl: map[string]string{
+				// Servers may bind low ports of the shell's own network.
+				"net.ipv4.ip_unprivileged_port_start": "0",
+			},
+			Namespaces: []specs.LinuxNamespace{
+				{Type: specs.UserNamespace}, {Type: specs.PIDNamespace}, {Type: specs.MountNamespace},
+				{Type: specs.NetworkNamespace}, {Type: specs.IPCNamespace}, {Type: specs.UTSNamespace},
+				{Type: specs.CgroupNamespace},
+			},
+			MaskedPaths: append([]string{
+				"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+				"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi",
+				"/sys/firmware",
+			}, s.FS.Hide...),
+			ReadonlyPaths: []string{
+				"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
+			},
+		},
+	}
+	if os.Geteuid() == 0 {
+		// Root's containers get cgroups; deny every device but the defaults.
+		sp.Linux.Resources = &specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}}}
+	}
+	binds, err := r.binds(s)
+	if err != nil {
+		return nil, err
+	}
+	sp.Mounts = append(sp.Mounts, binds...)
+	return sp, nil
+}
+
+// binds lists the bind mounts: each top-level host directory read-only,
+// then the policy's paths, shallowest first so that deeper ones land on top.
+func (r *containerRunner) binds(s *Spec) ([]specs.Mount, error) {
+	ro := []string{"rbind", "rro", "nosuid", "nodev"}
+	rw := []string{"rbind", "rw", "nosuid", "nodev"}
+	var top []specs.Mount
+	entries, err := os.ReadDir("/")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		name := "/" + e.Name()
+		if !e.IsDir() || privateTop[name] {
+			continue // symlinks live in the rootfs; files and private dirs are not shared
+		}
+		top = append(top, specs.Mount{Destination: name, Type: "bind", Source: name, Options: ro})
+	}
+	var extra []specs.Mount
+	add := func(p string, opts []string) {
+		extra = append(extra, specs.Mount{Destination: p, Type: "bind", Source: p, Options: opts})
+	}
+	add(s.FS.Workdir, rw)
+	for _, p := range s.FS.Write {
+		add(p, rw)
+	}
+	for _, p := range s.FS.Read {
+		add(p, ro)
+	}
+	sort.SliceStable(extra, func(i, j int) bool { return depth(extra[i].Destination) < depth(extra[j].Destination) })
+	return append(top, extra...), nil
+}
+
+// privateTop are top-level directories the container gets its own of.
+var privateTop = map[string]bool{
+	"/proc": true, "/dev": true, "/sys": true, "/tmp": true, "/run": true,
+	"/lost+found": true, "/.cshell": true,
+}
+
+func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
+
+// hostLookPath finds a program as the container will: the host's
+// filesystem is the container's, read-only.
+func hostLookPath(name string) (string, error) {
+	for _, dir := range []string{"/usr/local/bin", "/usr/bin", "/bin"} {
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", os.ErrNotExist
+}

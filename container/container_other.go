@@ -1,0 +1,15 @@
+//go:build !linux
+
+package container
+
+import "fmt"
+
+// containerSupported is false: containers need Linux namespaces.
+const containerSupported = false
+
+func newContainerRunner() (Runner, error) {
+	return nil, fmt.Errorf("%w: container isolation needs Linux namespaces; use --isolation process", ErrSandbox)
+}
+
+// MaybeInit does nothing off Linux: there is no container init to run.
+func MaybeInit() {}

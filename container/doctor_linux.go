@@ -1,0 +1,141 @@
+package container
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+func checks() []Check {
+	var cs []Check
+	cs = append(cs, userNamespaces())
+	cs = append(cs, subordinateIDs())
+	cs = append(cs, cgroups()...)
+	cs = append(cs, seccomp())
+	return cs
+}
+
+// userNamespaces starts a real child in every namespace a shell gets.
+func userNamespaces() Check {
+	c := Check{Name: "user namespaces"}
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		truePath = "/bin/true"
+	}
+	cmd := exec.Command(truePath)
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
+			unix.CLONE_NEWIPC | unix.CLONE_NEWUTS,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}},
+	}
+	if err := cmd.Run(); err != nil {
+		c.Detail = fmt.Sprintf("cannot create user, mount, PID, network, IPC and UTS namespaces: %v", err)
+		if m := missingFeature(); m != "" {
+			c.Detail += "; " + m
+		}
+		return c
+	}
+	c.OK = true
+	c.Detail = "user, mount, PID, network, IPC and UTS namespaces can be created by uid " + strconv.Itoa(os.Geteuid())
+	return c
+}
+
+// subordinateIDs looks for this user in /etc/subuid. cshell maps only the
+// user's own id, so none are needed; they matter to other tools.
+func subordinateIDs() Check {
+	c := Check{Name: "subordinate ids", OK: true}
+	name := strconv.Itoa(os.Getuid())
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	ranges := 0
+	if f, err := os.Open("/etc/subuid"); err == nil {
+		s := bufio.NewScanner(f)
+		for s.Scan() {
+			fields := strings.Split(s.Text(), ":")
+			if len(fields) == 3 && (fields[0] == name || fields[0] == strconv.Itoa(os.Getuid())) {
+				ranges++
+			}
+		}
+		f.Close()
+	}
+	if ranges == 0 {
+		c.Detail = "none for " + name + " in /etc/subuid; not needed: cshell maps only your own uid to root inside"
+	} else {
+		c.Detail = fmt.Sprintf("%d range(s) for %s in /etc/subuid; not needed: cshell maps only your own uid", ranges, name)
+	}
+	return c
+}
+
+func cgroups() []Check {
+	version := Check{Name: "cgroup version", OK: true}
+	var st unix.Statfs_t
+	v2 := unix.Statfs("/sys/fs/cgroup", &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC
+	hybrid := !v2 && unix.Statfs("/sys/fs/cgroup/unified", &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC
+	switch {
+	case v2:
+		version.Detail = "cgroup v2 (unified)"
+	case hybrid:
+		version.Detail = "cgroup v1 with a cgroup2 mount at /sys/fs/cgroup/unified (hybrid)"
+	default:
+		version.Detail = "cgroup v1"
+	}
+	deleg := Check{Name: "cgroup delegation"}
+	switch {
+	case os.Geteuid() == 0:
+		deleg.OK = true
+		deleg.Detail = "root creates a cgroup per shell"
+	case v2 && ownCgroupWritable():
+		deleg.OK = true
+		deleg.Detail = "your cgroup is delegated to you"
+	case v2:
+		deleg.Detail = "your cgroup is not delegated to you (systemd Delegate=yes); shells run without resource limits"
+	default:
+		deleg.Detail = "cgroup v1 cannot be delegated to a user; shells of non-root users run without resource limits"
+	}
+	return []Check{version, deleg}
+}
+
+func ownCgroupWritable() bool {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			return unix.Access("/sys/fs/cgroup"+p, unix.W_OK) == nil
+		}
+	}
+	return false
+}
+
+func seccomp() Check {
+	c := Check{Name: "seccomp"}
+	b, err := os.ReadFile("/proc/self/status")
+	if err == nil && strings.Contains(string(b), "\nSeccomp:") {
+		c.OK = true
+		c.Detail = "the kernel supports seccomp; shells rely on no capabilities and no_new_privs, without a syscall filter"
+		return c
+	}
+	c.Detail = "the kernel has no seccomp; shells rely on no capabilities and no_new_privs"
+	c.OK = true
+	return c
+}
+
+func autoChoice(cs []Check) (Isolation, string) {
+	for _, c := range cs {
+		if c.Name == "user namespaces" && !c.OK {
+			return Container, "auto asks for a container, which cannot start here (" + c.Detail +
+				"); cshell will refuse rather than run without a sandbox: fix the setting or pass --isolation process"
+		}
+	}
+	return Container, "auto uses a rootless container: this machine allows every namespace it needs"
+}

@@ -1,0 +1,13 @@
+//go:build !linux
+
+package container
+
+import "runtime"
+
+func checks() []Check {
+	return []Check{{Name: "namespaces", OK: false, Detail: "containers need Linux; " + runtime.GOOS + " runs shells in a process group"}}
+}
+
+func autoChoice([]Check) (Isolation, string) {
+	return Process, "auto uses a process group on " + runtime.GOOS + ": there are no Linux namespaces"
+}

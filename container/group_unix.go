@@ -1,0 +1,93 @@
+//go:build unix
+
+package container
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// processRunner runs the command in its own process group on the host,
+// with no namespaces: the working directory and environment apply, the
+// filesystem policy does not.
+type processRunner struct{}
+
+var _ Runner = processRunner{}
+
+func (processRunner) Isolation() Isolation { return Process }
+
+func (processRunner) Start(s *Spec) (Shell, error) {
+	argv := shellArgs(exec.LookPath, s.Command)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = s.FS.Workdir
+	cmd.Env = s.Env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.Stdin, s.Stdout, s.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setParentDeath(cmd.SysProcAttr)
+	tty := -1
+	if f, ok := s.Stdin.(*os.File); ok && s.Terminal {
+		// The command's group becomes the terminal's foreground group, so
+		// that it may read and receives ^C; we take the terminal back after.
+		tty = int(f.Fd())
+		cmd.SysProcAttr.Foreground = true
+		cmd.SysProcAttr.Ctty = tty
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
+	}
+	return &group{cmd: cmd, tty: tty}, nil
+}
+
+// group is a command running in its own process group.
+type group struct {
+	cmd  *exec.Cmd
+	tty  int
+	once sync.Once
+}
+
+func (g *group) Pid() int          { return g.cmd.Process.Pid }
+func (g *group) Console() *os.File { return nil }
+func (g *group) Close() error      { return nil }
+
+func (g *group) Signal(sig os.Signal) error {
+	s, ok := sig.(syscall.Signal)
+	if !ok {
+		return fmt.Errorf("signal %v is not a unix signal", sig)
+	}
+	err := unix.Kill(-g.cmd.Process.Pid, s)
+	if err == unix.ESRCH {
+		return nil // the group is already gone
+	}
+	return err
+}
+
+func (g *group) Kill() error { return g.Signal(syscall.SIGKILL) }
+
+func (g *group) Wait() (Exit, error) {
+	err := g.cmd.Wait()
+	if g.tty >= 0 {
+		g.once.Do(func() { reclaimTerminal(g.tty) })
+	}
+	st, ok := g.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok {
+		return Exit{}, err
+	}
+	if st.Signaled() {
+		return Exit{Code: 128 + int(st.Signal()), Signal: st.Signal()}, nil
+	}
+	return Exit{Code: st.ExitStatus()}, nil
+}
+
+// reclaimTerminal makes our own process group the terminal's foreground
+// group again. SIGTTOU is ignored meanwhile, as shells do (tcsetpgrp(3)).
+func reclaimTerminal(fd int) {
+	signal.Ignore(syscall.SIGTTOU)
+	defer signal.Reset(syscall.SIGTTOU)
+	_ = unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, unix.Getpgrp())
+}

@@ -1,0 +1,91 @@
+package container
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/opencontainers/runc/libcontainer"
+	_ "github.com/opencontainers/runc/libcontainer/nsenter" // the C half of container start-up
+	"golang.org/x/sys/unix"
+)
+
+// MaybeInit turns this process into one of the container's helpers when
+// the arguments say so, and never returns then: "init" is libcontainer's
+// own start-up inside the new namespaces; "__pid1" is the container's PID 1.
+// main calls it before anything else.
+func MaybeInit() {
+	if len(os.Args) < 2 {
+		return
+	}
+	switch os.Args[1] {
+	case "init":
+		libcontainer.Init()
+	case pid1Arg:
+		os.Exit(pid1(os.Args[2:]))
+	}
+}
+
+// pid1 is the container's init: it starts the command in its own process
+// group, passes every signal it gets on to that group, reaps every orphan,
+// and returns the command's status (128+N for signal N). When it returns,
+// the kernel ends whatever else is left in the PID namespace.
+func pid1(argv []string) int {
+	if len(argv) == 0 {
+		fmt.Fprintln(os.Stderr, "cshell init: no command")
+		return 125
+	}
+	sigs := make(chan os.Signal, 64)
+	signal.Notify(sigs)
+
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	if _, err := unix.IoctlGetTermios(0, unix.TCGETS); err == nil {
+		// A terminal: the command's group becomes its foreground group.
+		attr.Foreground = true
+		attr.Ctty = 0
+	}
+	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: []uintptr{0, 1, 2},
+		Sys:   attr,
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cshell: cannot run %s: %v\n", argv[0], err)
+		return 127
+	}
+	for sig := range sigs {
+		s := sig.(syscall.Signal)
+		switch s {
+		case unix.SIGCHLD:
+			if code, done := reap(pid); done {
+				return code
+			}
+		case unix.SIGURG, unix.SIGTTOU, unix.SIGTTIN, unix.SIGPIPE:
+			// SIGURG is the Go runtime's own; the others concern only us.
+		default:
+			_ = unix.Kill(-pid, s)
+		}
+	}
+	return 0
+}
+
+// reap collects every exited child; done reports that the command was one.
+func reap(cmdPid int) (code int, done bool) {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if pid <= 0 || err != nil {
+			return code, done
+		}
+		if pid != cmdPid {
+			continue
+		}
+		done = true
+		if ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		} else {
+			code = ws.ExitStatus()
+		}
+	}
+}

@@ -1,0 +1,113 @@
+package container
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// runtimeDir is this user's private directory for container state and the
+// shared rootfs: /run/cshell for root, $XDG_RUNTIME_DIR/cshell, else
+// $TMPDIR/cshell-UID. It must belong to us and be closed to others.
+func runtimeDir() (string, error) {
+	uid := os.Geteuid()
+	var dir string
+	switch x := os.Getenv("XDG_RUNTIME_DIR"); {
+	case uid == 0:
+		dir = "/run/cshell"
+	case x != "" && ownedBy(x, uid):
+		dir = filepath.Join(x, "cshell")
+	default:
+		dir = filepath.Join(os.TempDir(), "cshell-"+strconv.Itoa(uid))
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return "", fmt.Errorf("check %s: %w", dir, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != uid || st.Mode&0o077 != 0 {
+		return "", fmt.Errorf("%s must be a directory of yours closed to others (mode 0700); remove it and try again", dir)
+	}
+	return dir, nil
+}
+
+func ownedBy(path string, uid int) bool {
+	var st unix.Stat_t
+	return unix.Stat(path, &st) == nil && int(st.Uid) == uid
+}
+
+// prepareRootfs makes the container's root: an empty directory per
+// top-level host directory (mount points) and the host's top-level
+// symlinks (/bin -> usr/bin here), which cannot be bind-mounted.
+// Concurrent callers are fine: every step tolerates the others.
+func prepareRootfs(root string) error {
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir("/")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		dst := filepath.Join(root, e.Name())
+		switch {
+		case e.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink("/" + e.Name())
+			if err != nil {
+				return err
+			}
+			if cur, err := os.Readlink(dst); err == nil && cur == target {
+				continue
+			}
+			_ = os.Remove(dst)
+			if err := os.Symlink(target, dst); err != nil && !errors.Is(err, fs.ErrExist) {
+				return err
+			}
+		case e.IsDir():
+			if err := os.Mkdir(dst, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return err
+			}
+		}
+	}
+	for _, d := range []string{"proc", "dev", "sys", "tmp", "run", ".cshell"} {
+		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// socketPair returns two connected unix stream sockets as files.
+func socketPair() (*os.File, *os.File, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("socketpair: %w", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "console-parent"), os.NewFile(uintptr(fds[1]), "console-child"), nil
+}
+
+// recvFile receives one descriptor sent with SCM_RIGHTS.
+func recvFile(sock *os.File) (*os.File, error) {
+	buf := make([]byte, 4096) // the sender also sends the file's name
+	oob := make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("recvmsg: %w", err)
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return nil, fmt.Errorf("no descriptor received (%d bytes)", n)
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		return nil, fmt.Errorf("no descriptor received: %v", err)
+	}
+	return os.NewFile(uintptr(fds[0]), string(buf[:n])), nil
+}

@@ -1,0 +1,110 @@
+package policy
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Layer applies the project file on top of the global one. The project may
+// only tighten: turn shells off, lower maxConcurrent and maxLogBytes, quiet
+// notify, allow fewer hosts, write fewer extra paths, hide more. Each line
+// that would loosen is ignored and named in the returned warnings.
+func Layer(global, project *Config, projectName string) (*Config, []string) {
+	out := *global
+	out.Network.Allow = slices.Clone(global.Network.Allow)
+	out.Filesystem.AllowWrite = slices.Clone(global.Filesystem.AllowWrite)
+	out.Filesystem.DenyRead = slices.Clone(global.Filesystem.DenyRead)
+	var warn []string
+	ignore := func(format string, a ...any) {
+		warn = append(warn, fmt.Sprintf("%s: ignored %s: a project file may only tighten the global configuration", projectName, fmt.Sprintf(format, a...)))
+	}
+
+	if e := project.Shells.Enabled; e != nil {
+		if *e && !global.Enabled() {
+			ignore("shells.enabled=true")
+		} else {
+			out.Shells.Enabled = e
+		}
+	}
+	if n := project.Shells.MaxConcurrent; n != nil {
+		if *n > global.MaxConcurrent() {
+			ignore("shells.maxConcurrent=%d (global: %d)", *n, global.MaxConcurrent())
+		} else {
+			out.Shells.MaxConcurrent = n
+		}
+	}
+	if n := project.Shells.MaxLogBytes; n != nil {
+		if *n > global.MaxLogBytes() {
+			ignore("shells.maxLogBytes=%d (global: %d)", *n, global.MaxLogBytes())
+		} else {
+			out.Shells.MaxLogBytes = n
+		}
+	}
+	if n := project.Shells.Notify; n != "" {
+		if notifyRank[n] > notifyRank[global.Notify()] {
+			ignore("shells.notify=%q (global: %q)", n, global.Notify())
+		} else {
+			out.Shells.Notify = n
+		}
+	}
+	if project.Network.Allow != nil {
+		var kept []string
+		for _, h := range project.Network.Allow {
+			if hostAllowedBy(h, global.Network.Allow) {
+				kept = append(kept, h)
+			} else {
+				ignore("network.allow entry %q (not allowed globally)", h)
+			}
+		}
+		out.Network.Allow = kept
+	}
+	if project.Filesystem.AllowWrite != nil {
+		var kept []string
+		for _, p := range project.Filesystem.AllowWrite {
+			if pathUnderAny(p, global.Filesystem.AllowWrite) {
+				kept = append(kept, p)
+			} else {
+				ignore("filesystem.allowWrite entry %q (not writable globally)", p)
+			}
+		}
+		out.Filesystem.AllowWrite = kept
+	}
+	for _, p := range project.Filesystem.DenyRead {
+		if !slices.Contains(out.Filesystem.DenyRead, p) {
+			out.Filesystem.DenyRead = append(out.Filesystem.DenyRead, p)
+		}
+	}
+	return &out, warn
+}
+
+// hostAllowedBy reports whether every host the pattern p admits is also
+// admitted by one of the patterns in list.
+func hostAllowedBy(p string, list []string) bool {
+	hp, err := ParseHostPattern(p)
+	if err != nil {
+		return false
+	}
+	for _, g := range list {
+		gp, err := ParseHostPattern(g)
+		if err == nil && gp.Covers(hp) {
+			return true
+		}
+	}
+	return false
+}
+
+// pathUnderAny reports whether p equals or lies beneath one of the roots.
+// Paths are compared as written (after cleaning), before ~ expansion, so
+// that the same spelling in both files matches.
+func pathUnderAny(p string, roots []string) bool {
+	p = filepath.Clean(p)
+	for _, r := range roots {
+		r = filepath.Clean(r)
+		if p == r || strings.HasPrefix(p, strings.TrimSuffix(r, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,183 @@
+package shells
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cshell/cshell/container"
+	"github.com/cshell/cshell/policy"
+)
+
+// DefaultGrace is how long a TERMed shell has before it is killed.
+const DefaultGrace = 10 * time.Second
+
+// ErrUsage marks bad input: a flag value, a path, an environment entry.
+var ErrUsage = errors.New("bad input")
+
+// RunOptions is one foreground `cshell run`.
+type RunOptions struct {
+	Command   []string // joined with spaces into one shell command line
+	Isolation container.Isolation
+	FS        policy.FilesystemRequest
+	Env       []string      // KEY=VALUE or KEY (take the value from our environment)
+	Timeout   time.Duration // 0: none
+	Grace     time.Duration // after the timeout's TERM; 0 means DefaultGrace
+	Config    *policy.Config
+
+	Stdin          *os.File
+	Stdout, Stderr io.Writer
+	Log            *slog.Logger
+}
+
+// Run runs a command in the foreground and returns its exit code (128+N
+// for signal N). Signals cshell receives are passed on to the command; a
+// terminal on stdin and stdout gives the command a terminal of its own.
+func Run(ctx context.Context, o RunOptions) (int, error) {
+	if o.Config != nil && !o.Config.Enabled() {
+		return 0, errors.New("shells are turned off by configuration (shells.enabled=false); change the config file to run commands")
+	}
+	if len(o.Command) == 0 || strings.TrimSpace(strings.Join(o.Command, " ")) == "" {
+		return 0, fmt.Errorf("%w: no command given; write cshell run -- COMMAND", ErrUsage)
+	}
+	env, err := buildEnv(os.Environ(), o.Env)
+	if err != nil {
+		return 0, err
+	}
+	o.FS.Config = o.Config
+	fsys, err := policy.NewFilesystem(o.FS)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	runner, err := container.New(o.Isolation)
+	if err != nil {
+		return 0, err
+	}
+	terminal := isTerminal(o.Stdin) && isTerminal(o.Stdout)
+	spec := &container.Spec{
+		ID:       newID("run"),
+		Command:  strings.Join(o.Command, " "),
+		Env:      env,
+		FS:       fsys,
+		Stdin:    o.Stdin,
+		Stdout:   o.Stdout,
+		Stderr:   o.Stderr,
+		Terminal: terminal,
+	}
+
+	// Catch signals before the shell exists, so that none is lost between.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, append(forwarded, sigWinch)...)
+	defer signal.Stop(sigs)
+
+	sh, err := runner.Start(spec)
+	if err != nil {
+		return 0, err
+	}
+	defer sh.Close()
+
+	var term *terminalSession
+	if c := sh.Console(); c != nil {
+		if term, err = attachTerminal(c, o.Stdin, o.Stdout); err != nil {
+			_ = sh.Kill()
+			return 0, fmt.Errorf("%w: attach the terminal: %v", container.ErrSandbox, err)
+		}
+		defer term.restore()
+	}
+
+	done := make(chan struct{})
+	var exit container.Exit
+	var waitErr error
+	go func() {
+		exit, waitErr = sh.Wait()
+		close(done)
+	}()
+
+	var timeout <-chan time.Time
+	if o.Timeout > 0 {
+		t := time.NewTimer(o.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	grace := o.Grace
+	if grace == 0 {
+		grace = DefaultGrace
+	}
+	var killAt <-chan time.Time
+	for {
+		select {
+		case <-done:
+			if term != nil {
+				term.finish()
+			}
+			if waitErr != nil {
+				return 0, fmt.Errorf("wait for the command: %w", waitErr)
+			}
+			return exit.Code, nil
+		case sig := <-sigs:
+			if sig == sigWinch {
+				if term != nil {
+					term.resize()
+				}
+				continue
+			}
+			_ = sh.Signal(sig)
+		case <-timeout:
+			o.Log.Info("timed out; sending TERM", "after", o.Timeout, "grace", grace)
+			fmt.Fprintf(o.Stderr, "cshell: timed out after %s; stopping the command\n", o.Timeout)
+			_ = sh.Signal(syscall.SIGTERM)
+			t := time.NewTimer(grace)
+			defer t.Stop()
+			killAt = t.C
+		case <-killAt:
+			_ = sh.Kill()
+		case <-ctx.Done():
+			_ = sh.Kill()
+		}
+	}
+}
+
+// buildEnv starts from our environment and applies the -e entries.
+func buildEnv(base, extra []string) ([]string, error) {
+	env := append([]string(nil), base...)
+	for _, e := range extra {
+		k, v, ok := strings.Cut(e, "=")
+		if k == "" || strings.ContainsAny(k, "\x00") {
+			return nil, fmt.Errorf("%w: --env %q: write KEY=VALUE", ErrUsage, e)
+		}
+		if !ok {
+			v, ok = os.LookupEnv(k)
+			if !ok {
+				continue // docker's rule: an unset KEY is left out
+			}
+		}
+		env = setEnv(env, k, v)
+	}
+	return env, nil
+}
+
+func setEnv(env []string, k, v string) []string {
+	for i, e := range env {
+		if strings.HasPrefix(e, k+"=") {
+			env[i] = k + "=" + v
+			return env
+		}
+	}
+	return append(env, k+"="+v)
+}
+
+// newID makes a container id that no other run of this user shares.
+func newID(prefix string) string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%s-%d-%s", prefix, os.Getpid(), hex.EncodeToString(b))
+}
