@@ -33,6 +33,7 @@ type containerRunner struct {
 	stateRoot string // libcontainer's state directories
 	rootfs    string // empty mount points and the host's top-level symlinks
 	self      string // this binary, bind-mounted as initPath
+	hidden    string // mode 0000 "dir" and "file", bound over hidden paths
 }
 
 var _ Runner = (*containerRunner)(nil)
@@ -53,10 +54,15 @@ func newContainerRunner() (Runner, error) {
 		stateRoot: filepath.Join(dir, "containers"),
 		rootfs:    filepath.Join(dir, "rootfs"),
 		self:      self,
+		hidden:    filepath.Join(dir, "hidden"),
 	}
 	if err := prepareRootfs(r.rootfs); err != nil {
 		return nil, fmt.Errorf("%w: prepare the root filesystem in %s: %v", ErrSandbox, r.rootfs, err)
 	}
+	if err := prepareHidden(r.hidden); err != nil {
+		return nil, fmt.Errorf("%w: prepare %s: %v", ErrSandbox, r.hidden, err)
+	}
+	collectGarbage(r.stateRoot)
 	return r, nil
 }
 
@@ -249,11 +255,11 @@ func (r *containerRunner) spec(s *Spec) (*specs.Spec, error) {
 				{Type: specs.NetworkNamespace}, {Type: specs.IPCNamespace}, {Type: specs.UTSNamespace},
 				{Type: specs.CgroupNamespace},
 			},
-			MaskedPaths: append([]string{
+			MaskedPaths: []string{
 				"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
 				"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi",
 				"/sys/firmware",
-			}, s.FS.Hide...),
+			},
 			ReadonlyPaths: []string{
 				"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
 			},
@@ -298,6 +304,17 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, error) {
 	}
 	for _, p := range s.FS.Read {
 		add(p, ro)
+	}
+	// Hidden paths get a mode 0000 stand-in: with no capability inside,
+	// not even the owner may read it (masking with /dev/null would read
+	// as an empty file instead of failing).
+	for _, p := range s.FS.Hide {
+		src := filepath.Join(r.hidden, "file")
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			src = filepath.Join(r.hidden, "dir")
+		}
+		extra = append(extra, specs.Mount{Destination: p, Type: "bind", Source: src,
+			Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
 	}
 	sort.SliceStable(extra, func(i, j int) bool { return depth(extra[i].Destination) < depth(extra[j].Destination) })
 	return append(top, extra...), nil

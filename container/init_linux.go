@@ -36,6 +36,14 @@ func pid1(argv []string) int {
 		fmt.Fprintln(os.Stderr, "cshell init: no command")
 		return 125
 	}
+	// libcontainer's parent-death signal does not survive its clones into
+	// the new namespaces, so the init sets its own: when the thread that
+	// started the container ends, the kernel kills PID 1 and with it the
+	// whole PID namespace.
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "cshell init: set the parent-death signal: %v\n", err)
+		return 125
+	}
 	sigs := make(chan os.Signal, 64)
 	signal.Notify(sigs)
 

@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+
+	"github.com/opencontainers/runc/libcontainer"
 
 	"golang.org/x/sys/unix"
 )
@@ -82,6 +85,56 @@ func prepareRootfs(root string) error {
 		}
 	}
 	return nil
+}
+
+// prepareHidden makes the stand-ins bound over hidden paths: an empty
+// directory and an empty file, both mode 0000.
+func prepareHidden(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if err := os.Mkdir(filepath.Join(dir, "dir"), 0); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "file"), os.O_CREATE|os.O_RDONLY, 0)
+	if err != nil && !errors.Is(err, fs.ErrExist) && !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	if f != nil {
+		f.Close()
+	}
+	for _, name := range []string{"dir", "file"} {
+		if err := os.Chmod(filepath.Join(dir, name), 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// collectGarbage destroys the state of containers whose cshell died
+// without cleaning up (killed with SIGKILL, say). Container ids carry the
+// pid of the cshell that made them: "run-PID-RANDOM".
+func collectGarbage(stateRoot string) {
+	entries, err := os.ReadDir(stateRoot)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		parts := strings.SplitN(e.Name(), "-", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		pid, err := strconv.Atoi(parts[1])
+		if err != nil || pid <= 0 || unix.Kill(pid, 0) != unix.ESRCH {
+			continue
+		}
+		if c, err := libcontainer.Load(stateRoot, e.Name()); err == nil {
+			_ = c.Signal(unix.SIGKILL)
+			_ = c.Destroy()
+		} else {
+			_ = os.RemoveAll(filepath.Join(stateRoot, e.Name()))
+		}
+	}
 }
 
 // socketPair returns two connected unix stream sockets as files.

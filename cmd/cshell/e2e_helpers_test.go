@@ -1,0 +1,268 @@
+//go:build e2e
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The end-to-end tests run the built binary as a user would. They run as
+// root and, in CI, again as an unprivileged user (hack/test.sh). Set
+// CSHELL_BIN to test a binary built elsewhere; otherwise TestMain builds one.
+var cshellBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	cshellBin = os.Getenv("CSHELL_BIN")
+	if cshellBin == "" {
+		dir, err := os.MkdirTemp("", "cshell-e2e-bin-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		cshellBin = filepath.Join(dir, "cshell")
+		out, err := exec.Command("go", "build", "-o", cshellBin, ".").CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "build cshell: %v\n%s", err, out)
+			return 1
+		}
+	}
+	who := "root"
+	if os.Geteuid() != 0 {
+		who = fmt.Sprintf("unprivileged uid %d", os.Geteuid())
+	}
+	fmt.Printf("e2e: testing %s as %s\n", cshellBin, who)
+	return m.Run()
+}
+
+// isolations the behavioural tests run under.
+var isolations = []string{"container", "process"}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// call describes one run of the binary.
+type call struct {
+	args  []string
+	dir   string
+	env   []string // added to the test's environment
+	stdin string
+}
+
+func run(t *testing.T, c call) result {
+	t.Helper()
+	cmd := exec.Command(cshellBin, c.args...)
+	cmd.Dir = c.dir
+	cmd.Env = append(os.Environ(), c.env...)
+	cmd.Stdin = strings.NewReader(c.stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("run cshell %v: %v", c.args, err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// sh runs a shell command line under an isolation in dir.
+func sh(t *testing.T, iso, dir, command string, extra ...string) result {
+	t.Helper()
+	args := append([]string{"run", "--isolation", iso}, extra...)
+	args = append(args, "--", command)
+	return run(t, call{args: args, dir: dir})
+}
+
+// varTmpDir makes a directory that the sandbox sees read-only (/tmp is
+// private inside, /var/tmp is the host's), removed after the test.
+func varTmpDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("/var/tmp", "cshell-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hostProcesses lists host processes whose command line starts with
+// prefix (after the path of the program, if any).
+func hostProcesses(prefix string) []string {
+	out, _ := exec.Command("ps", "-eo", "pid=,args=").Output()
+	var found []string
+	for _, l := range strings.Split(string(out), "\n") {
+		_, args, _ := strings.Cut(strings.TrimSpace(l), " ")
+		if strings.HasPrefix(args, prefix) || strings.HasPrefix(filepath.Base(args), prefix) {
+			found = append(found, strings.TrimSpace(l))
+		}
+	}
+	return found
+}
+
+// waitGone waits until no host process carries marker.
+func waitGone(t *testing.T, marker string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		left := hostProcesses(marker)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes still running %s later: %v", within, left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// started is a cshell run in progress, read line by line.
+type started struct {
+	cmd *exec.Cmd
+	out *lineReader
+}
+
+func start(t *testing.T, c call) *started {
+	t.Helper()
+	cmd := exec.Command(cshellBin, c.args...)
+	cmd.Dir = c.dir
+	cmd.Env = append(os.Environ(), c.env...)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	s := &started{cmd: cmd, out: newLineReader(pr)}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		pr.Close()
+	})
+	return s
+}
+
+func (s *started) wait(t *testing.T, within time.Duration) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case <-done:
+		return s.cmd.ProcessState.ExitCode()
+	case <-time.After(within):
+		t.Fatalf("cshell still running after %s; output so far: %q", within, s.out.text())
+		return -1
+	}
+}
+
+// lineReader collects output in the background and lets a test wait for
+// a line.
+type lineReader struct {
+	buf  chan string
+	seen strings.Builder
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	lr := &lineReader{buf: make(chan string, 1024)}
+	go func() {
+		b := make([]byte, 4096)
+		var line []byte
+		for {
+			n, err := r.Read(b)
+			for _, c := range b[:n] {
+				line = append(line, c)
+				if c == '\n' {
+					lr.buf <- string(line)
+					line = nil
+				}
+			}
+			if err != nil {
+				if len(line) > 0 {
+					lr.buf <- string(line)
+				}
+				close(lr.buf)
+				return
+			}
+		}
+	}()
+	return lr
+}
+
+func (lr *lineReader) waitFor(t *testing.T, want string, within time.Duration) {
+	t.Helper()
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	for {
+		select {
+		case l, ok := <-lr.buf:
+			if !ok {
+				t.Fatalf("output ended before %q; got %q", want, lr.seen.String())
+			}
+			lr.seen.WriteString(l)
+			if strings.Contains(l, want) {
+				return
+			}
+		case <-timer.C:
+			t.Fatalf("no %q within %s; got %q", want, within, lr.seen.String())
+		}
+	}
+}
+
+func (lr *lineReader) text() string {
+	for {
+		select {
+		case l, ok := <-lr.buf:
+			if !ok {
+				return lr.seen.String()
+			}
+			lr.seen.WriteString(l)
+		default:
+			return lr.seen.String()
+		}
+	}
+}
+
+func signalNum(s syscall.Signal) int { return int(s) }
+
+func requireLinux(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skipf("container isolation needs Linux; this is %s", runtime.GOOS)
+	}
+}
+
+func newCmd(name string, args ...string) *exec.Cmd { return exec.Command(name, args...) }
