@@ -146,6 +146,22 @@ func waitGone(t *testing.T, marker string, within time.Duration) {
 	}
 }
 
+// waitCount waits until exactly n host processes carry prefix.
+func waitCount(t *testing.T, prefix string, n int, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		got := hostProcesses(prefix)
+		if len(got) == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d processes %q on the host after %s, want %d: %v", len(got), prefix, within, n, got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // started is a cshell run in progress, read line by line.
 type started struct {
 	cmd *exec.Cmd

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it, on a fresh Debian 12 machine:
+#   hack/test.sh --setup-host      (as root)
+# It installs the Debian packages the tests use, creates the unprivileged
+# user cshelltest when missing, then runs: gofmt, go vet for linux, darwin
+# and windows, cross-builds, unit tests with -race, and the end-to-end
+# tests twice: as root, and as cshelltest (rootless).
+set -euo pipefail
+
+TEST_USER=${TEST_USER:-cshelltest}
+cd "$(dirname "$0")/.."
+
+if [ "${1:-}" != "--setup-host" ] && [ "${CI:-}" != "true" ]; then
+	echo "hack/test.sh changes this machine (apt-get install, useradd $TEST_USER);" >&2
+	echo "run it as root with --setup-host to agree, or in CI (CI=true)" >&2
+	exit 2
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "hack/test.sh must run as root: it tests cshell as root and as $TEST_USER" >&2
+	exit 2
+fi
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "host set-up"
+need=()
+for pkg in procps python3 util-linux passwd gcc; do
+	dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+id "$TEST_USER" >/dev/null 2>&1 || useradd -m -s /bin/bash "$TEST_USER"
+command -v go >/dev/null || export PATH=$PATH:/usr/local/go/bin
+go version
+
+work=$(mktemp -d /var/tmp/cshell-test-XXXXXX)
+chmod 755 "$work"
+cleanup() { rm -rf "$work"; }
+trap cleanup EXIT
+
+step "gofmt and go vet (linux, darwin, windows)"
+bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$bad" ]; then
+	echo "gofmt would change: $bad" >&2
+	exit 1
+fi
+go vet ./...
+go vet -tags e2e ./cmd/cshell
+for target in darwin/amd64 darwin/arm64 windows/amd64; do
+	GOOS=${target%/*} GOARCH=${target#*/} go vet ./...
+	GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go build -o /dev/null ./cmd/cshell
+	echo "$target: vet and build ok"
+done
+
+step "unit tests (-race)"
+go test -race -count=1 ./... | tee "$work/unit.log"
+
+step "end-to-end tests as root (cshell built with -race)"
+go build -race -o "$work/cshell-race" ./cmd/cshell
+CSHELL_BIN="$work/cshell-race" go test -tags e2e -count=1 -v ./cmd/cshell | tee "$work/root.log"
+
+step "end-to-end tests as $TEST_USER (rootless)"
+go build -o "$work/cshell" ./cmd/cshell
+go test -c -tags e2e -o "$work/e2e.test" ./cmd/cshell
+su "$TEST_USER" -s /bin/sh -c "cd ~ && CSHELL_BIN='$work/cshell' '$work/e2e.test' -test.count=1 -test.v" | tee "$work/rootless.log"
+
+step "summary"
+passed=$(cat "$work/root.log" "$work/rootless.log" | grep -c -- '--- PASS' || true)
+failed=$(cat "$work/root.log" "$work/rootless.log" | grep -c -- '--- FAIL' || true)
+skipped=$(cat "$work/root.log" "$work/rootless.log" | grep -c -- '--- SKIP' || true)
+echo "unit packages: $(grep -c '^ok' "$work/unit.log" || true) ok"
+echo "e2e (root and rootless, subtests included): $passed passed, $failed failed, $skipped skipped"
