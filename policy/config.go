@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -37,6 +36,11 @@ type Config struct {
 	Shells     ShellsConfig     `json:"shells"`
 	Network    NetworkConfig    `json:"network"`
 	Filesystem FilesystemConfig `json:"filesystem"`
+
+	// writeRoots, set by Layer when the project file lists allowWrite,
+	// are the global file's allowWrite entries: every project entry must
+	// still lie under one of them once symlinks are resolved.
+	writeRoots []string
 }
 
 // ShellsConfig limits background shells.
@@ -86,58 +90,119 @@ func (c *Config) MaxLogBytes() int64 {
 }
 
 // Parse reads a configuration written as JSON with comments. name is used
-// in errors, which give the line and column of the problem.
+// in errors, which give the line and column of the problem. data is not
+// modified.
 func Parse(name string, data []byte) (*Config, error) {
-	v, err := hujson.Parse(data)
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("%w: %s: the file is empty; write {} for no settings", ErrConfig, name)
+	}
+	v, err := hujson.Parse(bytes.Clone(data)) // Standardize edits the buffer in place
 	if err != nil {
 		// hujson already says "line L, column C"; drop its package prefix.
 		msg := strings.TrimPrefix(err.Error(), "hujson: ")
 		return nil, fmt.Errorf("%w: %s: %s", ErrConfig, name, msg)
 	}
+	if err := checkKeys(v, schema, ""); err != nil {
+		return nil, fmt.Errorf("%w: %s: %s", ErrConfig, name, err.at(data))
+	}
 	v.Standardize() // comments and trailing commas become spaces: offsets stay put
-	std := v.Pack()
-	dec := json.NewDecoder(bytes.NewReader(std))
-	dec.DisallowUnknownFields()
 	var c Config
-	if err := dec.Decode(&c); err != nil {
+	if err := json.Unmarshal(v.Pack(), &c); err != nil {
 		return nil, fmt.Errorf("%w: %s: %s", ErrConfig, name, describeJSONError(data, err))
 	}
 	if err := c.validate(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %s", ErrConfig, name, locate(data, err))
+		if v := v.Find(err.path); v != nil {
+			err.offset = v.StartOffset
+		}
+		return nil, fmt.Errorf("%w: %s: %s", ErrConfig, name, err.at(data))
 	}
 	return &c, nil
 }
 
-// fieldError names the JSON key whose value is wrong, so that the error can
-// be placed at that key's line.
-type fieldError struct {
-	key string
-	msg string
+// schema lists the settings; nil marks a leaf. Keys match exactly, so a
+// misspelt or wrongly cased key is an error rather than silently unused.
+var schema = map[string]map[string]bool{
+	"shells":     {"enabled": true, "maxConcurrent": true, "notify": true, "maxLogBytes": true},
+	"network":    {"allow": true},
+	"filesystem": {"allowWrite": true, "denyRead": true},
 }
 
-func (e *fieldError) Error() string { return e.msg }
+// checkKeys refuses keys that are not settings, at their position.
+func checkKeys(v hujson.Value, schema map[string]map[string]bool, _ string) *fieldError {
+	top, ok := v.Value.(*hujson.Object)
+	if !ok {
+		return &fieldError{offset: v.StartOffset, msg: "the configuration must be a JSON object"}
+	}
+	for _, m := range top.Members {
+		key := memberName(m)
+		leaves, known := schema[key]
+		if !known {
+			return &fieldError{offset: m.Name.StartOffset, msg: fmt.Sprintf("unknown setting %q (settings: shells, network, filesystem)", key)}
+		}
+		obj, ok := m.Value.Value.(*hujson.Object)
+		if !ok {
+			return &fieldError{offset: m.Value.StartOffset, msg: fmt.Sprintf("%s must be an object", key)}
+		}
+		for _, leaf := range obj.Members {
+			if name := memberName(leaf); !leaves[name] {
+				return &fieldError{offset: leaf.Name.StartOffset, msg: fmt.Sprintf("unknown setting %q in %s", name, key)}
+			}
+		}
+	}
+	return nil
+}
 
-func (c *Config) validate() error {
+func memberName(m hujson.ObjectMember) string {
+	if lit, ok := m.Name.Value.(hujson.Literal); ok {
+		return lit.String()
+	}
+	return ""
+}
+
+// fieldError is a problem at a place in the file: offset, when known, or
+// the JSON pointer path of the value at fault.
+type fieldError struct {
+	offset int
+	path   string
+	msg    string
+}
+
+func (e *fieldError) at(data []byte) string {
+	if e.offset < 0 {
+		return e.msg
+	}
+	l, c := lineColumn(data, e.offset)
+	return fmt.Sprintf("line %d, column %d: %s", l, c, e.msg)
+}
+
+func invalid(path, format string, a ...any) *fieldError {
+	return &fieldError{offset: -1, path: path, msg: fmt.Sprintf(format, a...)}
+}
+
+func (c *Config) validate() *fieldError {
 	if n := c.Shells.MaxConcurrent; n != nil && *n < 1 {
-		return &fieldError{"maxConcurrent", fmt.Sprintf("shells.maxConcurrent must be at least 1, not %d", *n)}
+		return invalid("/shells/maxConcurrent", "shells.maxConcurrent must be at least 1, not %d", *n)
 	}
 	if n := c.Shells.Notify; n != "" {
 		if _, ok := notifyRank[n]; !ok {
-			return &fieldError{"notify", fmt.Sprintf("shells.notify must be wake, note or none, not %q", n)}
+			return invalid("/shells/notify", "shells.notify must be wake, note or none, not %q", n)
 		}
 	}
 	if n := c.Shells.MaxLogBytes; n != nil && *n < 4096 {
-		return &fieldError{"maxLogBytes", fmt.Sprintf("shells.maxLogBytes must be at least 4096, not %d", *n)}
+		return invalid("/shells/maxLogBytes", "shells.maxLogBytes must be at least 4096, not %d", *n)
 	}
-	for _, h := range c.Network.Allow {
+	for i, h := range c.Network.Allow {
 		if _, err := ParseHostPattern(h); err != nil {
-			return &fieldError{"allow", "network.allow: " + err.Error()}
+			return invalid(fmt.Sprintf("/network/allow/%d", i), "network.allow: %v", err)
 		}
 	}
-	for _, list := range [][]string{c.Filesystem.AllowWrite, c.Filesystem.DenyRead} {
-		for _, p := range list {
+	for _, list := range []struct {
+		name  string
+		paths []string
+	}{{"allowWrite", c.Filesystem.AllowWrite}, {"denyRead", c.Filesystem.DenyRead}} {
+		for i, p := range list.paths {
 			if p == "" {
-				return &fieldError{"filesystem", "filesystem paths must not be empty"}
+				return invalid(fmt.Sprintf("/filesystem/%s/%d", list.name, i), "filesystem.%s entries must not be empty", list.name)
 			}
 		}
 	}
@@ -160,29 +225,7 @@ func describeJSONError(data []byte, err error) string {
 		}
 		return fmt.Sprintf("line %d, column %d: %s must be %s, not %s", l, c, field, typ.Type, typ.Value)
 	}
-	msg := strings.TrimPrefix(err.Error(), "json: ")
-	if key, ok := strings.CutPrefix(msg, "unknown field "); ok {
-		key = strings.Trim(key, `"`)
-		return locate(data, &fieldError{key, "unknown setting " + strconvQuote(key)})
-	}
-	if errors.Is(err, io.EOF) {
-		return "the file is empty; write {} for no settings"
-	}
-	return msg
-}
-
-func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
-
-// locate prefixes err with the position of its key in data, when known.
-func locate(data []byte, err error) string {
-	var fe *fieldError
-	if errors.As(err, &fe) {
-		if i := bytes.Index(data, []byte(`"`+fe.key+`"`)); i >= 0 {
-			l, c := lineColumn(data, i)
-			return fmt.Sprintf("line %d, column %d: %s", l, c, fe.msg)
-		}
-	}
-	return err.Error()
+	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
 func lineColumn(b []byte, n int) (line, column int) {

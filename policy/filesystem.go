@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // DefaultHidden are the secrets hidden in every shell, relative to $HOME.
@@ -82,16 +83,23 @@ func NewFilesystem(r FilesystemRequest) (Filesystem, error) {
 			fsys.Hide = appendNew(fsys.Hide, rp)
 		}
 	}
-	var cfgWrite, cfgHide []string
+	var cfgWrite, cfgHide, roots []string
 	if r.Config != nil {
 		cfgWrite, cfgHide = r.Config.Filesystem.AllowWrite, r.Config.Filesystem.DenyRead
+		for _, p := range r.Config.writeRoots {
+			if rp, err := resolveMaybe(p, r.Home, r.Cwd, "filesystem.allowWrite"); err == nil && rp != "" {
+				roots = append(roots, rp)
+			}
+		}
 	}
 	for _, p := range cfgWrite {
 		rp, err := resolveMaybe(p, r.Home, r.Cwd, "filesystem.allowWrite")
 		if err != nil {
 			return fsys, err
 		}
-		if rp != "" {
+		// A project entry may name a symlink that leads out of the global
+		// roots: judge where it leads, not how it is spelt.
+		if rp != "" && (r.Config.writeRoots == nil || pathUnderAny(rp, roots)) {
 			fsys.Write = appendNew(fsys.Write, rp)
 		}
 	}
@@ -158,11 +166,15 @@ func resolveMaybe(p, home, cwd, what string) (string, error) {
 		return "", fmt.Errorf("%s: %w", what, err)
 	}
 	rp, err := filepath.EvalSymlinks(ap)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return "", nil // a parent that is a file: the path cannot exist either
 	}
 	if err != nil {
-		return "", fmt.Errorf("%w: %s %s: %v", ErrPath, what, p, errors.Unwrap(err))
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return "", fmt.Errorf("%w: %s %s: %v", ErrPath, what, p, err)
 	}
 	if rp == "/" {
 		return "", fmt.Errorf("%w: %s /: the root directory cannot be a sandbox path", ErrPath, what)

@@ -59,5 +59,5 @@ func (p HostPattern) Covers(q HostPattern) bool {
 	if !p.Wildcard {
 		return !q.Wildcard && q.Host == p.Host
 	}
-	return strings.HasSuffix(q.Host, "."+p.Host)
+	return (q.Wildcard && q.Host == p.Host) || strings.HasSuffix(q.Host, "."+p.Host)
 }

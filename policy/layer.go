@@ -70,6 +70,7 @@ func Layer(global, project *Config, projectName string) (*Config, []string) {
 			}
 		}
 		out.Filesystem.AllowWrite = kept
+		out.writeRoots = append([]string{}, global.Filesystem.AllowWrite...)
 	}
 	for _, p := range project.Filesystem.DenyRead {
 		if !slices.Contains(out.Filesystem.DenyRead, p) {

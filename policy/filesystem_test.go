@@ -1,0 +1,417 @@
+package policy
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+)
+
+func TestExpandPath(t *testing.T) {
+	tests := []struct {
+		p, home, cwd string
+		want         string
+		wantErr      bool
+	}{
+		{p: "~", home: "/home/u", cwd: "/c", want: "/home/u"},
+		{p: "~/", home: "/home/u", cwd: "/c", want: "/home/u"},
+		{p: "~/x", home: "/home/u", cwd: "/c", want: "/home/u/x"},
+		{p: "~/x/../y/./z/", home: "/home/u/", cwd: "/c", want: "/home/u/y/z"},
+		{p: "~/../../..", home: "/home/u", cwd: "/c", want: "/"},
+		{p: "x", home: "/home/u", cwd: "/c", want: "/c/x"},
+		{p: ".", home: "/home/u", cwd: "/c/d", want: "/c/d"},
+		{p: "./x/../y/", home: "/home/u", cwd: "/c", want: "/c/y"},
+		{p: "..", home: "/home/u", cwd: "/c/d", want: "/c"},
+		{p: "x~", home: "/home/u", cwd: "/c", want: "/c/x~"},
+		{p: "a/~/b", home: "/home/u", cwd: "/c", want: "/c/a/~/b"},
+		{p: "/~", home: "/home/u", cwd: "/c", want: "/~"},
+		{p: "/a//b/./c/", home: "/home/u", cwd: "/c", want: "/a/b/c"},
+		{p: "/abs", home: "", cwd: "", want: "/abs"},
+		{p: "~user", home: "/home/u", cwd: "/c", wantErr: true},
+		{p: "~user/x", home: "/home/u", cwd: "/c", wantErr: true},
+		{p: "~~", home: "/home/u", cwd: "/c", wantErr: true},
+		{p: "~", home: "", cwd: "/c", wantErr: true},
+		{p: "~/x", home: "", cwd: "/c", wantErr: true},
+		{p: "", home: "/home/u", cwd: "/c", wantErr: true},
+	}
+	for _, tt := range tests {
+		got, err := ExpandPath(tt.p, tt.home, tt.cwd)
+		if tt.wantErr {
+			if err == nil {
+				t.Errorf("ExpandPath(%q, %q, %q) = %q, want an error", tt.p, tt.home, tt.cwd, got)
+			} else if !errors.Is(err, ErrPath) {
+				t.Errorf("ExpandPath(%q, %q, %q): error %q does not wrap ErrPath", tt.p, tt.home, tt.cwd, err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("ExpandPath(%q, %q, %q) = %q, %v; want %q", tt.p, tt.home, tt.cwd, got, err, tt.want)
+		}
+	}
+}
+
+// fsFixture is a home and a working directory in a temporary directory,
+// with symlinks resolved so that expected paths can be compared as they are.
+//
+//	home/.ssh/ .aws/ .netrc .docker -> ../elsewhere/docker  (hidden by default)
+//	home/.config/  work/  secret/
+//	cwd/src/ data/ file.txt link -> data  rootlink -> /  dangling -> missing
+type fsFixture struct {
+	root, home, cwd string
+}
+
+func newFSFixture(t *testing.T) fsFixture {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fsFixture{root: root, home: filepath.Join(root, "home"), cwd: filepath.Join(root, "cwd")}
+	for _, d := range []string{
+		"home/.ssh", "home/.aws", "home/.config", "home/work", "home/secret", "elsewhere/docker",
+		"cwd/src", "cwd/data",
+	} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, file := range []string{"home/.netrc", "cwd/file.txt"} {
+		if err := os.WriteFile(filepath.Join(root, file), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		"home/.docker":  "../elsewhere/docker",
+		"cwd/link":      "data",
+		"cwd/rootlink":  "/",
+		"cwd/dangling":  "missing",
+		"cwd/abslink":   filepath.Join(root, "home", "work"),
+		"cwd/hiddenlnk": filepath.Join(root, "home", ".ssh"),
+	} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+func TestNewFilesystem(t *testing.T) {
+	tests := []struct {
+		name string
+		// req fills in the request; Home and Cwd are preset.
+		req func(f fsFixture, r *FilesystemRequest)
+		// want gives the expected result; Hide defaults to defaultHide.
+		want    func(f fsFixture) Filesystem
+		wantErr bool
+	}{
+		{
+			name: "defaults",
+			req:  func(f fsFixture, r *FilesystemRequest) {},
+			want: func(f fsFixture) Filesystem {
+				return Filesystem{Workdir: f.cwd, Hide: f.defaultHide()}
+			},
+		},
+		{
+			name: "no home: nothing hidden by default",
+			req:  func(f fsFixture, r *FilesystemRequest) { r.Home = "" },
+			want: func(f fsFixture) Filesystem { return Filesystem{Workdir: f.cwd} },
+		},
+		{
+			name: "relative workdir",
+			req:  func(f fsFixture, r *FilesystemRequest) { r.Workdir = "src/" },
+			want: func(f fsFixture) Filesystem {
+				return Filesystem{Workdir: filepath.Join(f.cwd, "src"), Hide: f.defaultHide()}
+			},
+		},
+		{
+			name: "workdir under home",
+			req:  func(f fsFixture, r *FilesystemRequest) { r.Workdir = "~/work" },
+			want: func(f fsFixture) Filesystem {
+				return Filesystem{Workdir: filepath.Join(f.home, "work"), Hide: f.defaultHide()}
+			},
+		},
+		{
+			name: "workdir through a symlink",
+			req:  func(f fsFixture, r *FilesystemRequest) { r.Workdir = "link" },
+			want: func(f fsFixture) Filesystem {
+				return Filesystem{Workdir: filepath.Join(f.cwd, "data"), Hide: f.defaultHide()}
+			},
+		},
+		{name: "missing workdir", req: func(f fsFixture, r *FilesystemRequest) { r.Workdir = "nope" }, wantErr: true},
+		{name: "missing cwd as workdir", req: func(f fsFixture, r *FilesystemRequest) { r.Cwd = filepath.Join(f.root, "gone") }, wantErr: true},
+		{name: "workdir is a file", req: func(f fsFixture, r *FilesystemRequest) { r.Workdir = "file.txt" }, wantErr: true},
+		{name: "workdir dangling symlink", req: func(f fsFixture, r *FilesystemRequest) { r.Workdir = "dangling" }, wantErr: true},
+		{name: "workdir ~user", req: func(f fsFixture, r *FilesystemRequest) { r.Workdir = "~root" }, wantErr: true},
+		{name: "workdir root", req: func(f fsFixture, r *FilesystemRequest) { r.Workdir = "/" }, wantErr: true},
+		{name: "workdir root spelt /..", req: func(f fsFixture, r *FilesystemRequest) { r.Workdir = "/.." }, wantErr: true},
+		{name: "workdir symlink to root", req: func(f fsFixture, r *FilesystemRequest) { r.Workdir = "rootlink" }, wantErr: true},
+		{name: "cwd root", req: func(f fsFixture, r *FilesystemRequest) { r.Cwd = "/" }, wantErr: true},
+		{
+			name: "rw and ro",
+			req: func(f fsFixture, r *FilesystemRequest) {
+				r.RW = []string{"data", "~/work"}
+				r.RO = []string{"src", "file.txt"}
+			},
+			want: func(f fsFixture) Filesystem {
+				return Filesystem{
+					Workdir: f.cwd,
+					Write:   []string{filepath.Join(f.cwd, "data"), filepath.Join(f.home, "work")},
+					Read:    []string{filepath.Join(f.cwd, "src"), filepath.Join(f.cwd, "file.txt")},
+					Hide:    f.defaultHide(),
+				}
+			},
+		},
+		{
+			name: "rw symlink resolves to the target",
+			req:  func(f fsFixture, r *FilesystemRequest) { r.RW = []string{"abslink"} },
+			want: func(f fsFixture) Filesystem {
+				return Filesystem{Workdir: f.cwd, Write: []string{filepath.Join(f.home, "work")}, Hide: f.defaultHide()}
+			},
+		},
+		{
+			name: "rw spellings of one directory are listed once",
+			req: func(f fsFixture, r *FilesystemRequest) {
+				r.RW = []string{"data", "./data/", "link", filepath.Join(f.cwd, "src", "..", "data")}
+			},
+			want: func(f fsFixture) Filesystem {
+				return Filesystem{Workdir: f.cwd, Write: []string{filepath.Join(f.cwd, "data")}, Hide: f.defaultHide()}
+			},
+		},
+		{name: "missing rw", req: func(f fsFixture, r *FilesystemRequest) { r.RW = []string{"data", "nope"} }, wantErr: true},
+		{name: "missing ro", req: func(f fsFixture, r *FilesystemRequest) { r.RO = []string{"nope"} }, wantErr: true},
+		{name: "dangling rw", req: func(f fsFixture, r *FilesystemRequest) { r.RW = []string{"dangling"} }, wantErr: true},
+		{name: "rw ~user", req: func(f fsFixture, r *FilesystemRequest) { r.RW = []string{"~root/x"} }, wantErr: true},
+		{name: "rw ~ without home", req: func(f fsFixture, r *FilesystemRequest) { r.Home = ""; r.RW = []string{"~/work"} }, wantErr: true},
+		{name: "rw root", req: func(f fsFixture, r *FilesystemRequest) { r.RW = []string{"/"} }, wantErr: true},
+		{name: "rw symlink to root", req: func(f fsFixture, r *FilesystemRequest) { r.RW = []string{"rootlink"} }, wantErr: true},
+		{name: "ro root", req: func(f fsFixture, r *FilesystemRequest) { r.RO = []string{"/"} }, wantErr: true},
+		{name: "hide root", req: func(f fsFixture, r *FilesystemRequest) { r.Hide = []string{"/"} }, wantErr: true},
+		{name: "hide ~user", req: func(f fsFixture, r *FilesystemRequest) { r.Hide = []string{"~root"} }, wantErr: true},
+		{
+			name: "missing hide skipped",
+			req: func(f fsFixture, r *FilesystemRequest) {
+				r.Hide = []string{"nope", "dangling", "~/secret", "~/.ssh"}
+			},
+			want: func(f fsFixture) Filesystem {
+				return Filesystem{Workdir: f.cwd, Hide: append(f.defaultHide(), filepath.Join(f.home, "secret"))}
+			},
+		},
+		{
+			name: "hide under a regular file is missing",
+			req:  func(f fsFixture, r *FilesystemRequest) { r.Hide = []string{"file.txt/x"} },
+			want: func(f fsFixture) Filesystem {
+				return Filesystem{Workdir: f.cwd, Hide: f.defaultHide()}
+			},
+		},
+		{
+			name: "~/.config is a regular file: .config/gcloud is missing",
+			req: func(f fsFixture, r *FilesystemRequest) {
+				cfg := filepath.Join(f.home, ".config")
+				if os.Remove(cfg) != nil || os.WriteFile(cfg, []byte("x"), 0o600) != nil {
+					panic("cannot replace " + cfg)
+				}
+			},
+			want: func(f fsFixture) Filesystem {
+				return Filesystem{Workdir: f.cwd, Hide: f.defaultHide()}
+			},
+		},
+		{
+			name: "hidden and rw: only hidden",
+			req: func(f fsFixture, r *FilesystemRequest) {
+				r.RW = []string{"~/.ssh", "data"}
+				r.RO = []string{"~/.aws"}
+			},
+			want: func(f fsFixture) Filesystem {
+				return Filesystem{Workdir: f.cwd, Write: []string{filepath.Join(f.cwd, "data")}, Hide: f.defaultHide()}
+			},
+		},
+		{
+			name: "hidden through a symlink and rw: only hidden",
+			req:  func(f fsFixture, r *FilesystemRequest) { r.RW = []string{"hiddenlnk"} },
+			want: func(f fsFixture) Filesystem { return Filesystem{Workdir: f.cwd, Hide: f.defaultHide()} },
+		},
+		{
+			name: "--hide and rw: only hidden",
+			req: func(f fsFixture, r *FilesystemRequest) {
+				r.RW = []string{"data", "src"}
+				r.Hide = []string{"link"}
+			},
+			want: func(f fsFixture) Filesystem {
+				return Filesystem{
+					Workdir: f.cwd,
+					Write:   []string{filepath.Join(f.cwd, "src")},
+					Hide:    append(f.defaultHide(), filepath.Join(f.cwd, "data")),
+				}
+			},
+		},
+		{
+			name: "ro and rw: only ro",
+			req: func(f fsFixture, r *FilesystemRequest) {
+				r.RW = []string{"data", "src"}
+				r.RO = []string{"link"}
+			},
+			want: func(f fsFixture) Filesystem {
+				return Filesystem{
+					Workdir: f.cwd,
+					Write:   []string{filepath.Join(f.cwd, "src")},
+					Read:    []string{filepath.Join(f.cwd, "data")},
+					Hide:    f.defaultHide(),
+				}
+			},
+		},
+		{
+			name: "config denyRead and allowWrite",
+			req: func(f fsFixture, r *FilesystemRequest) {
+				r.RW = []string{"data"}
+				r.Config = &Config{Filesystem: FilesystemConfig{
+					AllowWrite: []string{"~/work", "/nonexistent/cshell-test", "data", "~/.ssh"},
+					DenyRead:   []string{"~/secret", "~/nope", "src", "~/.aws"},
+				}}
+			},
+			want: func(f fsFixture) Filesystem {
+				return Filesystem{
+					Workdir: f.cwd,
+					Write:   []string{filepath.Join(f.cwd, "data"), filepath.Join(f.home, "work")},
+					Hide:    append(f.defaultHide(), filepath.Join(f.home, "secret"), filepath.Join(f.cwd, "src")),
+				}
+			},
+		},
+		{
+			name: "empty config",
+			req:  func(f fsFixture, r *FilesystemRequest) { r.Config = &Config{} },
+			want: func(f fsFixture) Filesystem { return Filesystem{Workdir: f.cwd, Hide: f.defaultHide()} },
+		},
+		{
+			name: "config allowWrite root",
+			req: func(f fsFixture, r *FilesystemRequest) {
+				r.Config = &Config{Filesystem: FilesystemConfig{AllowWrite: []string{"/"}}}
+			},
+			wantErr: true,
+		},
+		{
+			name: "config denyRead ~user",
+			req: func(f fsFixture, r *FilesystemRequest) {
+				r.Config = &Config{Filesystem: FilesystemConfig{DenyRead: []string{"~root/.ssh"}}}
+			},
+			wantErr: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFSFixture(t)
+			r := FilesystemRequest{Home: f.home, Cwd: f.cwd}
+			tt.req(f, &r)
+			fatalf := t.Fatalf
+			got, err := NewFilesystem(r)
+			if tt.wantErr {
+				if err == nil {
+					fatalf("NewFilesystem = %+v, want an error", got)
+				}
+				if !errors.Is(err, ErrPath) {
+					fatalf("error %q does not wrap ErrPath", err)
+				}
+				return
+			}
+			if err != nil {
+				fatalf("NewFilesystem: %v", err)
+			}
+			want := tt.want(f)
+			sortFS(&got)
+			sortFS(&want)
+			if !reflect.DeepEqual(got, want) {
+				fatalf("NewFilesystem =\n  %+v\nwant\n  %+v", got, want)
+			}
+		})
+	}
+}
+
+// defaultHide is what DefaultHidden gives in the fixture's home: the
+// entries that exist, symlinks resolved.
+func (f fsFixture) defaultHide() []string {
+	return []string{
+		filepath.Join(f.home, ".ssh"),
+		filepath.Join(f.home, ".aws"),
+		filepath.Join(f.home, ".netrc"),
+		filepath.Join(f.root, "elsewhere", "docker"),
+	}
+}
+
+func sortFS(fs *Filesystem) {
+	for _, l := range []*[]string{&fs.Write, &fs.Read, &fs.Hide} {
+		if len(*l) == 0 {
+			*l = nil
+		} else {
+			slices.Sort(*l)
+		}
+	}
+}
+
+// TestNewFilesystemDefaultHidden checks each DefaultHidden entry on its
+// own: hidden when it exists, left out when it does not.
+func TestNewFilesystemDefaultHidden(t *testing.T) {
+	for _, entry := range DefaultHidden {
+		t.Run(entry, func(t *testing.T) {
+			for _, exists := range []bool{true, false} {
+				home := t.TempDir()
+				home, err := filepath.EvalSymlinks(home)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := filepath.Join(home, entry)
+				if exists {
+					if err := os.MkdirAll(p, 0o700); err != nil {
+						t.Fatal(err)
+					}
+				}
+				fsys, err := NewFilesystem(FilesystemRequest{Home: home, Cwd: home})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := slices.Contains(fsys.Hide, p); got != exists {
+					t.Errorf("exists=%v: Hide = %q; contains %s: %v", exists, fsys.Hide, p, got)
+				}
+				if !exists && len(fsys.Hide) != 0 {
+					t.Errorf("nothing exists, yet Hide = %q", fsys.Hide)
+				}
+			}
+		})
+	}
+}
+
+// TestProjectCannotWriteThroughSymlink layers a project file that names a
+// symlink inside a globally writable directory pointing outside it, as a
+// cloned repository could: the target must not become writable.
+func TestProjectCannotWriteThroughSymlink(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(root, "work")
+	proj := filepath.Join(work, "proj")
+	outside := filepath.Join(root, "bashrc")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(outside, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(proj, "evil")); err != nil {
+		t.Fatal(err)
+	}
+	globalPath := filepath.Join(root, "config.json")
+	writeFile(t, globalPath, `{"filesystem": {"allowWrite": ["`+work+`"]}}`)
+	writeFile(t, filepath.Join(proj, ProjectFile), `{"filesystem": {"allowWrite": ["evil", "`+filepath.Join(proj, "evil")+`"]}}`)
+	c, _, err := Load(globalPath, true, proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := NewFilesystem(FilesystemRequest{Cwd: proj, Config: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(fsys.Write, outside) {
+		t.Errorf("a project allowWrite symlink made %s writable (Write = %q)", outside, fsys.Write)
+	}
+}
