@@ -13,3 +13,6 @@ func newContainerRunner() (Runner, error) {
 
 // MaybeInit does nothing off Linux: there is no container init to run.
 func MaybeInit() {}
+
+// CollectGarbage does nothing: there are no containers here.
+func CollectGarbage() {}

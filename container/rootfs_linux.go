@@ -164,3 +164,10 @@ func recvFile(sock *os.File) (*os.File, error) {
 	}
 	return os.NewFile(uintptr(fds[0]), string(buf[:n])), nil
 }
+
+// CollectGarbage removes the state of containers whose cshell died.
+func CollectGarbage() {
+	if dir, err := runtimeDir(); err == nil {
+		collectGarbage(filepath.Join(dir, "containers"))
+	}
+}

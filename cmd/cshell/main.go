@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -47,6 +48,22 @@ func usageError(format string, a ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, a...)}
 }
 
+// manager opens the state dir the flags name.
+func (g *globals) manager() (*shells.Manager, error) {
+	home, _ := os.UserHomeDir()
+	m, err := shells.Open(shells.StateDir(g.stateDir, home), g.log)
+	if err != nil {
+		return nil, err
+	}
+	m.Warn = func(s string) { fmt.Fprintf(g.stderr, "cshell: %s\n", s) }
+	return m, nil
+}
+
+// printJSON writes v as one JSON document on stdout.
+func (g *globals) printJSON(v any) error {
+	return json.NewEncoder(g.stdout).Encode(v)
+}
+
 // globals are the flags every subcommand takes.
 type globals struct {
 	json     bool
@@ -59,6 +76,9 @@ type globals struct {
 
 func main() {
 	container.MaybeInit() // libcontainer's init and the container's PID 1 never return
+	if len(os.Args) > 1 && os.Args[1] == shells.SuperviseArg {
+		os.Exit(shells.Supervise(os.Args[2:]))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGPIPE)
 	defer stop()
 	os.Exit(execute(ctx, os.Args[1:], os.Stdout, os.Stderr))
@@ -96,6 +116,8 @@ func classify(err error) (int, string) {
 	case errors.Is(err, policy.ErrConfig), errors.Is(err, policy.ErrPath),
 		errors.Is(err, shells.ErrUsage), errors.Is(err, container.ErrBadIsolation):
 		return exitUsage, trimSentinel(msg)
+	case errors.Is(err, shells.ErrNotFound), errors.Is(err, shells.ErrRefused):
+		return exitFailed, strings.TrimPrefix(msg, shells.ErrRefused.Error()+": ")
 	case strings.HasPrefix(msg, "unknown command"), strings.HasPrefix(msg, "unknown flag"),
 		strings.HasPrefix(msg, "unknown shorthand flag"):
 		return exitUsage, msg + "; see cshell --help"
@@ -138,6 +160,7 @@ the working directory; secrets hidden; no network but loopback.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError("%v; see cshell %s --help", err, c.Name())
 	})
-	root.AddCommand(newRunCmd(g), newDoctorCmd(g), newVersionCmd(g))
+	root.AddCommand(newRunCmd(g), newOutputCmd(g), newKillCmd(g), newPsCmd(g), newLogsCmd(g),
+		newWaitCmd(g), newCleanCmd(g), newEventsCmd(g), newDoctorCmd(g), newVersionCmd(g))
 	return root
 }

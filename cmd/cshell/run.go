@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"time"
@@ -14,12 +15,16 @@ import (
 )
 
 type runOptions struct {
-	workdir   string
-	rw, ro    []string
-	hide      []string
-	env       []string
-	isolation string
-	timeout   string
+	background bool
+	name       string
+	session    string
+	ownerPid   int
+	workdir    string
+	rw, ro     []string
+	hide       []string
+	env        []string
+	isolation  string
+	timeout    string
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -38,7 +43,9 @@ are hidden; the network is loopback only.`,
 		Example: `  cshell run -- npm test
   cshell run -e CI=1 -w ./app -- 'make -j4 && ./bin/check'
   cshell run --hide ~/.config/secret --ro ./vendor -- go build ./...
-  cshell run --timeout 5m -- ./long-build.sh`,
+  cshell run --timeout 5m -- ./long-build.sh
+  cshell run -d --name web -- npm run dev
+  cshell output web --wait 10`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError("cshell run needs a command; write cshell run -- COMMAND")
@@ -58,6 +65,10 @@ are hidden; the network is loopback only.`,
 	f.StringArrayVarP(&o.env, "env", "e", nil, "environment for the command, KEY=VALUE (repeatable)")
 	f.StringVar(&o.isolation, "isolation", "auto", "auto|container|process: auto is a container on Linux, a process group elsewhere")
 	f.StringVar(&o.timeout, "timeout", "", "kill timer (90s, 5m or plain seconds): TERM, then KILL 10s later")
+	f.BoolVarP(&o.background, "background", "d", false, "background shell: answer at once with its id and log")
+	f.StringVar(&o.name, "name", "", "label shown by ps; usable instead of the id")
+	f.StringVar(&o.session, "session", "", "group shells (default $CSHELL_SESSION, else default)")
+	f.IntVar(&o.ownerPid, "owner-pid", 0, "end the shell when this process exits")
 	return cmd
 }
 
@@ -86,7 +97,7 @@ func runForeground(cmd *cobra.Command, g *globals, o *runOptions, args []string)
 	if err != nil {
 		return err
 	}
-	code, err := shells.Run(cmd.Context(), shells.RunOptions{
+	ro := shells.RunOptions{
 		Command:   args,
 		Isolation: iso,
 		FS:        req,
@@ -97,7 +108,14 @@ func runForeground(cmd *cobra.Command, g *globals, o *runOptions, args []string)
 		Stdout:    g.stdout,
 		Stderr:    g.stderr,
 		Log:       g.log,
-	})
+	}
+	if o.background {
+		return runBackground(g, o, ro)
+	}
+	if o.name != "" || o.ownerPid != 0 {
+		return usageError("--name and --owner-pid are for background shells; add -d")
+	}
+	code, err := shells.Run(cmd.Context(), ro)
 	if err != nil {
 		if errors.Is(err, container.ErrSandbox) {
 			return &exitError{code: exitCshell, err: err}
@@ -146,4 +164,48 @@ func parseDuration(s string) (time.Duration, error) {
 		return 0, errors.New("must be positive")
 	}
 	return d, nil
+}
+
+// runBackground starts a background shell and prints the answer.
+func runBackground(g *globals, o *runOptions, ro shells.RunOptions) error {
+	m, err := g.manager()
+	if err != nil {
+		return err
+	}
+	st, err := m.Start(shells.StartOptions{RunOptions: ro, Name: o.name, Session: o.session, OwnerPid: o.ownerPid})
+	if err != nil {
+		if c, _ := classify(err); c == exitUsage {
+			return err
+		}
+		return &exitError{code: exitFailed, err: err}
+	}
+	meta := st.Meta
+	if g.json {
+		ans := map[string]any{"id": meta.ID, "name": meta.Name, "status": meta.Status, "pid": meta.Pid,
+			"log": meta.Log, "exposed": meta.Exposed}
+		if meta.Finished() {
+			ans["exit_code"] = meta.ExitCode
+			ans["signal"] = meta.Signal
+			ans["status_line"] = meta.StatusLine
+			ans["output"] = st.Output
+		}
+		if err := g.printJSON(ans); err != nil || !meta.Finished() {
+			return err
+		}
+		return &exitError{code: meta.ExitStatus(), silent: true}
+	}
+	if meta.Finished() {
+		// Ended before the answer: the answer is its end, and run -d
+		// exits with its code, as a foreground run would.
+		fmt.Fprintf(g.stdout, "shell %s %s\n", meta.ID, meta.StatusLine)
+		fmt.Fprintf(g.stdout, "log: %s\n", meta.Log)
+		fmt.Fprint(g.stdout, st.Output)
+		return &exitError{code: meta.ExitStatus(), silent: true}
+	}
+	fmt.Fprintf(g.stdout, "started shell %s (pid %d)\n", meta.ID, meta.Pid)
+	fmt.Fprintf(g.stdout, "log: %s\n", meta.Log)
+	for _, e := range meta.Exposed {
+		fmt.Fprintf(g.stdout, "exposed: %s -> %d\n", e.Listen, e.Port)
+	}
+	return nil
 }

@@ -1,0 +1,302 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cshell/cshell/shells"
+)
+
+func newOutputCmd(g *globals) *cobra.Command {
+	var wait float64
+	var filter string
+	var fromByte int64
+	cmd := &cobra.Command{
+		Use:   "output ID|NAME",
+		Short: "Print a shell's status and the output since the last read",
+		Long: `Print the shell's status line and the output written since the last
+'cshell output' of it; the first read returns the last 200 lines. One read
+returns at most 64 KiB, the newest part, with a line telling how many bytes
+were skipped and how to read them. New network violations follow.`,
+		Example: `  cshell output 3
+  cshell output web --wait 30 --filter 'error|ready'
+  cshell output 3 --from-byte 0 --json`,
+		Args: exactArgs(1, "cshell output needs a shell id or name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if wait < 0 || wait > 60 {
+				return usageError("--wait %v: give 0 to 60 seconds", wait)
+			}
+			var re *regexp.Regexp
+			if filter != "" {
+				var err error
+				if re, err = regexp.Compile(filter); err != nil {
+					return usageError("--filter %q is not a valid regular expression (RE2): %v", filter, err)
+				}
+			}
+			if cmd.Flags().Changed("from-byte") && fromByte < 0 {
+				return usageError("--from-byte %d: give a byte offset of 0 or more", fromByte)
+			}
+			if !cmd.Flags().Changed("from-byte") {
+				fromByte = -1
+			}
+			m, err := g.manager()
+			if err != nil {
+				return err
+			}
+			r, err := m.Output(cmd.Context(), args[0], shells.OutputOptions{
+				Wait: time.Duration(wait * float64(time.Second)), Filter: re, FromByte: fromByte})
+			if err != nil {
+				return err
+			}
+			if g.json {
+				return g.printJSON(r)
+			}
+			fmt.Fprint(g.stdout, r.Text())
+			return nil
+		},
+	}
+	cmd.Flags().Float64Var(&wait, "wait", 0, "block until new output arrives or the shell ends, at most 60 s")
+	cmd.Flags().StringVar(&filter, "filter", "", "keep matching lines only (RE2 syntax)")
+	cmd.Flags().Int64Var(&fromByte, "from-byte", 0, "read from byte N of the log instead of the last read position")
+	return cmd
+}
+
+func newKillCmd(g *globals) *cobra.Command {
+	var sigName string
+	var grace float64
+	cmd := &cobra.Command{
+		Use:   "kill ID|NAME|all",
+		Short: "Stop a shell: a signal to its process group, then KILL after a grace period",
+		Long: `Send the signal (default TERM) to the shell's whole process group; after
+the grace period (default 10 s) kill everything left in the shell. Returns
+once the shell is really gone. 'all' stops every running shell of the
+session ($CSHELL_SESSION, else default; or --session).`,
+		Example: `  cshell kill 3
+  cshell kill web --signal INT --grace 2
+  cshell kill all --grace 0`,
+		Args: exactArgs(1, "cshell kill needs a shell id, name or all"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sig, err := shells.ParseSignal(sigName)
+			if err != nil {
+				return err
+			}
+			if grace < 0 {
+				return usageError("--grace %v: give 0 or more seconds", grace)
+			}
+			m, err := g.manager()
+			if err != nil {
+				return err
+			}
+			d := time.Duration(grace * float64(time.Second))
+			var results []*shells.KillResult
+			if args[0] == "all" {
+				session, _ := cmd.Flags().GetString("session")
+				if session == "" {
+					session = shells.DefaultSession()
+				}
+				results, err = m.KillSession(session, sig, d)
+			} else {
+				var r *shells.KillResult
+				if r, err = m.Kill(args[0], sig, d); r != nil {
+					results = append(results, r)
+				}
+			}
+			for _, r := range results {
+				if g.json {
+					_ = g.printJSON(map[string]any{"id": r.Meta.ID, "status": r.Meta.Status, "status_line": r.Meta.StatusLine,
+						"already_finished": r.AlreadyFinished, "exit_code": r.Meta.ExitCode, "signal": r.Meta.Signal})
+				} else if r.AlreadyFinished {
+					fmt.Fprintf(g.stdout, "shell %s already finished: %s\n", r.Meta.ID, r.Meta.StatusLine)
+				} else {
+					fmt.Fprintf(g.stdout, "killed %s: %s\n", r.Meta.ID, r.Meta.Command)
+				}
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&sigName, "signal", "TERM", "TERM, INT, HUP or KILL (SIG prefix and numbers accepted)")
+	cmd.Flags().Float64Var(&grace, "grace", 10, "seconds before everything left is killed; 0 sends KILL at once after the signal")
+	cmd.Flags().String("session", "", "with all: the session to stop (default $CSHELL_SESSION, else default)")
+	return cmd
+}
+
+func newPsCmd(g *globals) *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:     "ps [--all]",
+		Short:   "List running shells (--all: finished ones too)",
+		Example: "  cshell ps\n  cshell ps --all --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := g.manager()
+			if err != nil {
+				return err
+			}
+			list := []*shells.Meta{}
+			for _, s := range m.List() {
+				if all || !s.Finished() {
+					list = append(list, s)
+				}
+			}
+			if g.json {
+				return g.printJSON(list)
+			}
+			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tRUNTIME\tCOMMAND\tLOG\tEXPOSED")
+			for _, s := range list {
+				var exposed []string
+				for _, e := range s.Exposed {
+					exposed = append(exposed, fmt.Sprintf("%s->%d", e.Listen, e.Port))
+				}
+				logCol := s.Log
+				if s.LogDropped > 0 {
+					logCol += fmt.Sprintf(" (trimmed: %d bytes dropped)", s.LogDropped)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%.1fs\t%s\t%s\t%s\n", s.ID, s.Name, s.StatusLine, s.RuntimeSeconds,
+					shortCommand(s.Command), logCol, strings.Join(exposed, ","))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "finished shells too")
+	return cmd
+}
+
+func newLogsCmd(g *globals) *cobra.Command {
+	var lines int
+	var follow bool
+	cmd := &cobra.Command{
+		Use:     "logs ID|NAME [-n LINES] [-f]",
+		Short:   "Print a shell's log (moves no read position)",
+		Example: "  cshell logs 3 -n 50\n  cshell logs web -f",
+		Args:    exactArgs(1, "cshell logs needs a shell id or name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := g.manager()
+			if err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("lines") {
+				lines = -1
+			} else if lines < 0 {
+				return usageError("-n %d: give 0 or more lines", lines)
+			}
+			return m.Logs(cmd.Context(), args[0], lines, follow, g.stdout)
+		},
+	}
+	cmd.Flags().IntVarP(&lines, "lines", "n", 0, "the last LINES lines (default: all)")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "follow until the shell ends")
+	return cmd
+}
+
+func newWaitCmd(g *globals) *cobra.Command {
+	var timeout string
+	cmd := &cobra.Command{
+		Use:   "wait ID|NAME [--timeout DUR]",
+		Short: "Wait for a shell to end and exit with its code",
+		Long: `Block until the shell ends and exit with its exit code (128+N for signal
+N); exit 124 when the timeout passes first.`,
+		Example: "  cshell wait 3\n  cshell wait build --timeout 10m",
+		Args:    exactArgs(1, "cshell wait needs a shell id or name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := parseDuration(timeout)
+			if err != nil {
+				return usageError("--timeout %q: %v", timeout, err)
+			}
+			m, err := g.manager()
+			if err != nil {
+				return err
+			}
+			meta, err := m.Wait(cmd.Context(), args[0], d)
+			if errors.Is(err, shells.ErrWaitTimeout) {
+				return &exitError{code: 124, err: err}
+			}
+			if err != nil {
+				return err
+			}
+			if g.json {
+				_ = g.printJSON(meta)
+			}
+			return &exitError{code: meta.ExitStatus(), silent: true}
+		},
+	}
+	cmd.Flags().StringVar(&timeout, "timeout", "", "give up after this long (exit 124)")
+	return cmd
+}
+
+func newCleanCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:     "clean",
+		Short:   "Remove the folders of finished shells",
+		Example: "  cshell clean",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := g.manager()
+			if err != nil {
+				return err
+			}
+			n, err := m.Clean()
+			if g.json {
+				_ = g.printJSON(map[string]int{"removed": n})
+			} else {
+				fmt.Fprintf(g.stdout, "removed %d finished shell(s)\n", n)
+			}
+			return err
+		},
+	}
+}
+
+func newEventsCmd(g *globals) *cobra.Command {
+	var follow bool
+	cmd := &cobra.Command{
+		Use:     "events [-f]",
+		Short:   "Print completion notices of shells that ended by themselves",
+		Example: "  cshell events\n  cshell events -f --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := g.manager()
+			if err != nil {
+				return err
+			}
+			return m.Events(cmd.Context(), follow, func(n shells.Notice, raw []byte) {
+				if g.json {
+					fmt.Fprintf(g.stdout, "%s\n", raw)
+					return
+				}
+				name := n.ID
+				if n.Name != "" {
+					name += " (" + n.Name + ")"
+				}
+				fmt.Fprintf(g.stdout, "shell %s %s: %s\n", name, n.StatusLine, n.Command)
+				for _, l := range n.LastLines {
+					fmt.Fprintf(g.stdout, "  | %s\n", l)
+				}
+			})
+		},
+	}
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "wait for new notices")
+	return cmd
+}
+
+// exactArgs wants n arguments, else a usage error with the sentence.
+func exactArgs(n int, sentence string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError("%s; see cshell %s --help", sentence, cmd.Name())
+		}
+		return nil
+	}
+}
+
+func shortCommand(c string) string {
+	c = strings.Join(strings.Fields(c), " ")
+	if len(c) > 50 {
+		return c[:47] + "..."
+	}
+	return c
+}

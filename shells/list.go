@@ -1,0 +1,113 @@
+package shells
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// Logs writes the last n lines of a shell's log (all when n < 0) to w;
+// with follow it goes on until the shell ends. It moves no read position.
+func (m *Manager) Logs(ctx context.Context, ref string, n int, follow bool, w io.Writer) error {
+	meta, err := m.Find(ref)
+	if err != nil {
+		return err
+	}
+	dir := m.shellDir(meta.ID)
+	v, err := openLogView(dir)
+	if err != nil {
+		return err
+	}
+	pos := v.start
+	if n >= 0 {
+		pos = v.lastLines(n)
+	}
+	for {
+		for pos < v.end {
+			b, err := v.read(pos, min(v.end, pos+1<<20))
+			if err != nil {
+				v.Close()
+				return err
+			}
+			if _, err := w.Write(b); err != nil {
+				v.Close()
+				return err
+			}
+			pos += int64(len(b))
+		}
+		v.Close()
+		if !follow || meta.Finished() || ctx.Err() != nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(pollEvery * 5):
+		}
+		if meta, err = m.Find(meta.ID); err != nil {
+			return err
+		}
+		if v, err = openLogView(dir); err != nil {
+			return err
+		}
+		pos = max(pos, v.start)
+	}
+}
+
+// ErrWaitTimeout means wait's timeout passed before the shell ended.
+var ErrWaitTimeout = fmt.Errorf("timed out")
+
+// Wait blocks until the shell ends (or timeout, if > 0, passes) and
+// returns its record.
+func (m *Manager) Wait(ctx context.Context, ref string, timeout time.Duration) (*Meta, error) {
+	meta, err := m.Find(ref)
+	if err != nil {
+		return nil, err
+	}
+	var deadline <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	tick := time.NewTicker(pollEvery * 2)
+	defer tick.Stop()
+	for !meta.Finished() {
+		select {
+		case <-ctx.Done():
+			return meta, ctx.Err()
+		case <-deadline:
+			return meta, fmt.Errorf("%w: shell %s is still %s", ErrWaitTimeout, meta.ID, meta.StatusLine)
+		case <-tick.C:
+		}
+		if meta, err = m.Find(meta.ID); err != nil {
+			return nil, err
+		}
+	}
+	return meta, nil
+}
+
+// ExitStatus is the code wait exits with: the command's, 128+N for signal N.
+func (meta *Meta) ExitStatus() int {
+	if meta.ExitCode != nil {
+		return *meta.ExitCode
+	}
+	return 1 // lost: the code is unknown
+}
+
+// Clean removes the folders of finished shells and returns how many.
+func (m *Manager) Clean() (int, error) {
+	n := 0
+	for _, meta := range m.List() {
+		if !meta.Finished() {
+			continue
+		}
+		if err := os.RemoveAll(m.shellDir(meta.ID)); err != nil {
+			return n, fmt.Errorf("remove shell %s: %w", meta.ID, err)
+		}
+		n++
+	}
+	return n, nil
+}

@@ -1,0 +1,176 @@
+package shells
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Shell statuses, as meta.json and ps --json show them.
+const (
+	StatusStarting = "starting" // allocated; the supervisor is not up yet
+	StatusRunning  = "running"
+	StatusExited   = "exited"    // ended by itself
+	StatusKilled   = "killed"    // stopped by kill, or its session ended
+	StatusTimedOut = "timed_out" // stopped by --timeout
+	StatusLost     = "lost"      // its supervisor died
+)
+
+// Exposed is one relayed port.
+type Exposed struct {
+	Listen string `json:"listen"`
+	Port   int    `json:"port"`
+}
+
+// Meta is a shell's record, meta.json in its folder: everything ps --json
+// shows, and the supervisor's identity. Written whole and atomically.
+type Meta struct {
+	ID             string     `json:"id"`
+	Name           string     `json:"name"`
+	Session        string     `json:"session"`
+	Command        string     `json:"command"`
+	Status         string     `json:"status"`
+	StatusLine     string     `json:"status_line"`
+	ExitCode       *int       `json:"exit_code"`
+	Signal         string     `json:"signal"`
+	Pid            int        `json:"pid"`
+	PidTime        uint64     `json:"pid_start_time,omitempty"`
+	StartedAt      time.Time  `json:"started_at"`
+	EndedAt        *time.Time `json:"ended_at"`
+	RuntimeSeconds float64    `json:"runtime_seconds"`
+	Log            string     `json:"log"`
+	Exposed        []Exposed  `json:"exposed"`
+	AllowHosts     []string   `json:"allow_hosts"`
+	Workdir        string     `json:"workdir"`
+	Isolation      string     `json:"isolation"`
+	Timeout        float64    `json:"timeout_seconds,omitempty"`
+	EndReason      string     `json:"end_reason,omitempty"` // session, for killed (session ended)
+	LogDropped     int64      `json:"log_dropped_bytes"`
+	Supervisor     int        `json:"supervisor_pid,omitempty"`
+	SupervisorTime uint64     `json:"supervisor_start_time,omitempty"` // /proc start time, against pid reuse
+}
+
+// Finished reports whether the shell has ended, one way or another.
+func (m *Meta) Finished() bool {
+	return m.Status != StatusRunning && m.Status != StatusStarting
+}
+
+// fill computes the derived fields: runtime and the status line.
+func (m *Meta) fill(now time.Time) {
+	end := now
+	if m.EndedAt != nil {
+		end = *m.EndedAt
+	}
+	if !m.StartedAt.IsZero() {
+		m.RuntimeSeconds = math.Round(end.Sub(m.StartedAt).Seconds()*10) / 10
+	}
+	rt := formatSeconds(m.RuntimeSeconds)
+	switch m.Status {
+	case StatusStarting:
+		m.StatusLine = "starting"
+	case StatusRunning:
+		m.StatusLine = "running for " + rt
+	case StatusExited:
+		code := 0
+		if m.ExitCode != nil {
+			code = *m.ExitCode
+		}
+		m.StatusLine = fmt.Sprintf("exited with %d after %s", code, rt)
+	case StatusKilled:
+		if m.EndReason == "session" {
+			m.StatusLine = "killed (session ended)"
+		} else {
+			m.StatusLine = fmt.Sprintf("killed by %s after %s", orDefault(m.Signal, "KILL"), rt)
+		}
+	case StatusTimedOut:
+		m.StatusLine = "timed out after " + formatSeconds(m.Timeout)
+	case StatusLost:
+		m.StatusLine = "lost (its supervisor died)"
+	}
+}
+
+func formatSeconds(s float64) string {
+	if s == math.Trunc(s) {
+		return fmt.Sprintf("%.0fs", s)
+	}
+	return fmt.Sprintf("%.1fs", s)
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// ErrCorrupt marks a meta.json that cannot be read.
+var ErrCorrupt = errors.New("corrupt shell record")
+
+func readMeta(path string) (*Meta, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m Meta
+	if err := json.Unmarshal(b, &m); err != nil || m.ID == "" {
+		return nil, fmt.Errorf("%w %s: %v", ErrCorrupt, path, orErr(err, "no id"))
+	}
+	return &m, nil
+}
+
+func orErr(err error, s string) string {
+	if err != nil {
+		return err.Error()
+	}
+	return s
+}
+
+// writeMeta replaces meta.json atomically: temp file, fsync, rename.
+func writeMeta(path string, m *Meta) error {
+	m.fill(time.Now())
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(path, append(b, '\n'))
+}
+
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+// shortCommand trims a command for one-line display.
+func shortCommand(c string) string {
+	c = strings.Join(strings.Fields(c), " ")
+	if len(c) > 60 {
+		return c[:57] + "..."
+	}
+	return c
+}

@@ -1,0 +1,10 @@
+package shells
+
+import "errors"
+
+// spawn is not available on Windows yet: the supervisor's answer travels
+// on an inherited descriptor, which Windows processes cannot be handed
+// this way. Foreground runs work.
+func (m *Manager) spawn(string, supervisorSpec) error {
+	return errors.New("background shells are not available on Windows yet; run the command in the foreground")
+}

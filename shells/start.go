@@ -1,0 +1,139 @@
+package shells
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cshell/cshell/policy"
+)
+
+// StartOptions is one `cshell run -d`.
+type StartOptions struct {
+	RunOptions
+	Name     string
+	Session  string
+	OwnerPid int
+}
+
+// Started is the answer to run -d: the shell's record, and its output
+// when it ended before the answer.
+type Started struct {
+	Meta   *Meta
+	Output string
+}
+
+// answerTimeout bounds the wait for the supervisor's word. The answer
+// normally comes within earlyWindow plus the sandbox's start.
+const answerTimeout = 10 * time.Second
+
+// Start validates everything, allocates the shell and starts its
+// supervisor; it returns once the supervisor says the shell runs, or ended.
+func (m *Manager) Start(o StartOptions) (*Started, error) {
+	cfg := o.Config
+	if cfg == nil {
+		cfg = &policy.Config{}
+	}
+	if !cfg.Enabled() {
+		return nil, fmt.Errorf("%w: shells are turned off by configuration (shells.enabled=false); change the config file to run commands", ErrRefused)
+	}
+	command := strings.Join(o.Command, " ")
+	if strings.TrimSpace(command) == "" {
+		return nil, fmt.Errorf("%w: no command given; write cshell run -d -- COMMAND", ErrUsage)
+	}
+	if o.Name != "" {
+		if _, err := strconv.Atoi(o.Name); err == nil || strings.ContainsAny(o.Name, " \t\n/") {
+			return nil, fmt.Errorf("%w: --name %q: a name has no spaces or slashes and is not a number", ErrUsage, o.Name)
+		}
+	}
+	if o.OwnerPid != 0 && (o.OwnerPid < 0 || !processAlive(o.OwnerPid, 0)) {
+		return nil, fmt.Errorf("%w: --owner-pid %d: no such process", ErrUsage, o.OwnerPid)
+	}
+	if o.Session == "" {
+		o.Session = DefaultSession()
+	}
+	env, err := buildEnv(os.Environ(), o.Env)
+	if err != nil {
+		return nil, err
+	}
+	o.FS.Config = cfg
+	fsys, err := policy.NewFilesystem(o.FS)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	grace := o.Grace
+	if grace == 0 {
+		grace = DefaultGrace
+	}
+
+	var meta *Meta
+	err = m.withLock(func() error {
+		running := 0
+		for _, s := range m.List() {
+			if s.Finished() {
+				continue
+			}
+			running++
+			if o.Name != "" && s.Name == o.Name {
+				return fmt.Errorf("%w: a running shell (%s) is already named %q; pick another name or stop it", ErrRefused, s.ID, o.Name)
+			}
+		}
+		if limit := cfg.MaxConcurrent(); running >= limit {
+			return fmt.Errorf("%w: %d shells are running, the limit (shells.maxConcurrent); stop one with cshell kill or raise the limit", ErrRefused, limit)
+		}
+		id, err := m.nextID()
+		if err != nil {
+			return err
+		}
+		if err := os.Mkdir(m.shellDir(id), 0o700); err != nil {
+			return err
+		}
+		meta = &Meta{
+			ID: id, Name: o.Name, Session: o.Session, Command: command, Status: StatusStarting,
+			StartedAt: time.Now(), Log: filepath.Join(m.shellDir(id), logName), Exposed: []Exposed{},
+			AllowHosts: append([]string{}, cfg.Network.Allow...), Workdir: fsys.Workdir,
+			Isolation: string(o.Isolation), Timeout: o.Timeout.Seconds(),
+		}
+		for _, f := range []string{logName, "violations.log"} {
+			if err := os.WriteFile(filepath.Join(m.shellDir(id), f), nil, 0o600); err != nil {
+				return err
+			}
+		}
+		return writeMeta(m.metaPath(id), meta)
+	})
+	if err != nil {
+		return nil, err
+	}
+	spec := supervisorSpec{
+		Command: command, Env: env, FS: fsys, Isolation: o.Isolation, Timeout: o.Timeout,
+		Grace: grace, OwnerPid: o.OwnerPid, MaxLogBytes: cfg.MaxLogBytes(), Notify: cfg.Notify(),
+	}
+	if err := m.spawn(meta.ID, spec); err != nil {
+		_ = os.RemoveAll(m.shellDir(meta.ID))
+		return nil, err
+	}
+	meta, err = readMeta(m.metaPath(meta.ID))
+	if err != nil {
+		return nil, err
+	}
+	st := &Started{Meta: meta}
+	if meta.Finished() {
+		if v, err := openLogView(m.shellDir(meta.ID)); err == nil {
+			b, _ := v.read(max(v.start, v.end-maxRead), v.end)
+			v.Close()
+			st.Output = string(b)
+		}
+	}
+	return st, nil
+}
+
+// DefaultSession is $CSHELL_SESSION, else "default".
+func DefaultSession() string {
+	if s := os.Getenv("CSHELL_SESSION"); s != "" {
+		return s
+	}
+	return "default"
+}

@@ -1,0 +1,328 @@
+package shells
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cshell/cshell/container"
+	"github.com/cshell/cshell/policy"
+)
+
+// SuperviseArg is the hidden first argument that makes the binary a
+// shell's supervisor: cshell __supervise STATE_DIR ID.
+const SuperviseArg = "__supervise"
+
+// earlyWindow is how long the supervisor watches a new shell before it
+// answers "running": a command that ends within it (a typo, a missing
+// program) is answered with its end instead.
+const earlyWindow = 50 * time.Millisecond
+
+// supervisorSpec is what run -d hands to its supervisor, in spec.json
+// (mode 0600, removed once read: the environment may hold secrets).
+type supervisorSpec struct {
+	Command     string              `json:"command"`
+	Env         []string            `json:"env"`
+	FS          policy.Filesystem   `json:"fs"`
+	Isolation   container.Isolation `json:"isolation"`
+	Timeout     time.Duration       `json:"timeout"`
+	Grace       time.Duration       `json:"grace"`
+	OwnerPid    int                 `json:"owner_pid"`
+	MaxLogBytes int64               `json:"max_log_bytes"`
+	Notify      string              `json:"notify"`
+}
+
+// answer is the supervisor's one word to run -d, on fd 3.
+type answer struct {
+	Status string `json:"status"` // running, ended, or failed
+	Error  string `json:"error,omitempty"`
+}
+
+// killRequest arrives on the control socket.
+type killRequest struct {
+	Signal syscall.Signal `json:"signal"`
+	Grace  time.Duration  `json:"grace"`
+}
+
+// Supervise is the supervisor's main: it runs one shell to its end and
+// returns the process exit code. args are STATE_DIR ID.
+func Supervise(args []string) int {
+	answerFile := os.NewFile(3, "answer")
+	say := func(a answer) {
+		if answerFile != nil {
+			_ = json.NewEncoder(answerFile).Encode(a)
+			answerFile.Close()
+			answerFile = nil
+		}
+	}
+	if len(args) != 2 {
+		say(answer{Status: "failed", Error: "supervisor: want STATE_DIR ID"})
+		return 2
+	}
+	m, err := Open(args[0], nil)
+	if err != nil {
+		say(answer{Status: "failed", Error: err.Error()})
+		return 1
+	}
+	m.log = slog.New(slog.NewTextHandler(io.Discard, nil)).With("role", "supervisor", "shell", args[1])
+	s := &supervisor{m: m, id: args[1], say: say}
+	if err := s.run(); err != nil {
+		say(answer{Status: "failed", Error: err.Error()})
+		_ = os.RemoveAll(m.shellDir(s.id))
+		return 1
+	}
+	return 0
+}
+
+type supervisor struct {
+	m    *Manager
+	id   string
+	say  func(answer)
+	spec supervisorSpec
+	meta *Meta
+	sh   container.Shell
+
+	mu      sync.Mutex // guards meta against the log's trim callback
+	killers []net.Conn
+}
+
+func (s *supervisor) dir() string { return s.m.shellDir(s.id) }
+
+func (s *supervisor) run() error {
+	specPath := filepath.Join(s.dir(), "spec.json")
+	b, err := os.ReadFile(specPath)
+	if err != nil {
+		return fmt.Errorf("read the shell's spec: %w", err)
+	}
+	_ = os.Remove(specPath)
+	if err := json.Unmarshal(b, &s.spec); err != nil {
+		return fmt.Errorf("read the shell's spec: %w", err)
+	}
+	if s.meta, err = readMeta(s.m.metaPath(s.id)); err != nil {
+		return err
+	}
+	logw, err := openLogWriter(s.dir(), s.spec.MaxLogBytes)
+	if err != nil {
+		return fmt.Errorf("open the log: %w", err)
+	}
+	logw.onTrim = func(dropped int64) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.meta.LogDropped = dropped
+		_ = writeMeta(s.m.metaPath(s.id), s.meta)
+	}
+	ctl, err := listenControl(s.dir())
+	if err != nil {
+		return fmt.Errorf("listen on the control socket: %w", err)
+	}
+	defer closeControl(ctl, s.dir())
+
+	// Signals to the supervisor itself stop the shell politely.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+
+	runner, err := container.New(s.spec.Isolation)
+	if err != nil {
+		return err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return err
+	}
+	defer devnull.Close()
+	s.sh, err = runner.Start(&container.Spec{
+		ID:      newID("sh" + s.id), // sh3-PID-RANDOM: the pid lets a later run collect it
+		Command: s.spec.Command,
+		Env:     s.spec.Env,
+		FS:      s.spec.FS,
+		Stdin:   devnull,
+		Stdout:  pw,
+		Stderr:  pw,
+	})
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		logw.Close()
+		return err
+	}
+	defer s.sh.Close()
+	copied := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(logw, pr)
+		close(copied)
+	}()
+
+	s.mu.Lock()
+	s.meta.Status = StatusRunning
+	s.meta.Pid = s.sh.Pid()
+	s.meta.PidTime = processStartTime(s.meta.Pid)
+	s.meta.Supervisor = os.Getpid()
+	s.meta.SupervisorTime = processStartTime(os.Getpid())
+	err = writeMeta(s.m.metaPath(s.id), s.meta)
+	s.mu.Unlock()
+	if err != nil {
+		_ = s.sh.Kill()
+		return fmt.Errorf("record the shell: %w", err)
+	}
+
+	exited := make(chan container.Exit, 1)
+	go func() {
+		ex, _ := s.sh.Wait()
+		exited <- ex
+	}()
+	requests := make(chan net.Conn)
+	done := make(chan struct{})
+	defer close(done)
+	go acceptControl(ctl, requests, done)
+
+	var (
+		early     = time.After(earlyWindow)
+		answered  = false
+		timeout   <-chan time.Time
+		graceEnd  <-chan time.Time
+		ownerGone <-chan struct{}
+		reason    string // kill, timeout, session
+		killSig   syscall.Signal
+	)
+	if s.spec.Timeout > 0 {
+		timeout = time.After(s.spec.Timeout)
+	}
+	if s.spec.OwnerPid > 0 {
+		ownerGone = watchProcess(context.Background(), s.spec.OwnerPid)
+	}
+	stop := func(why string, sig syscall.Signal, grace time.Duration) {
+		if reason == "" {
+			reason, killSig = why, sig
+		}
+		_ = s.sh.Signal(sig)
+		if sig == syscall.SIGKILL || grace <= 0 {
+			_ = s.sh.Kill()
+			return
+		}
+		if graceEnd == nil {
+			graceEnd = time.After(grace)
+		}
+	}
+	for {
+		select {
+		case <-early:
+			answered = true
+			s.say(answer{Status: "running"})
+		case ex := <-exited:
+			s.finish(ex, reason, killSig, !answered, logw, pr, copied)
+			if !answered {
+				s.say(answer{Status: "ended"})
+			}
+			return nil
+		case c := <-requests:
+			var req killRequest
+			if err := json.NewDecoder(bufio.NewReader(c)).Decode(&req); err != nil || req.Signal <= 0 {
+				c.Close()
+				continue
+			}
+			s.killers = append(s.killers, c)
+			stop("kill", req.Signal, req.Grace)
+		case <-timeout:
+			stop("timeout", syscall.SIGTERM, s.spec.Grace)
+		case <-ownerGone:
+			ownerGone = nil
+			stop("session", syscall.SIGTERM, s.spec.Grace)
+		case <-sigs:
+			stop("kill", syscall.SIGTERM, s.spec.Grace)
+		case <-graceEnd:
+			_ = s.sh.Kill()
+		}
+	}
+}
+
+// finish records the end once every byte of output is in the log, sends
+// the completion notice, and answers everyone waiting on a kill.
+func (s *supervisor) finish(ex container.Exit, reason string, sig syscall.Signal, early bool, logw *logWriter, pr *os.File, copied chan struct{}) {
+	// Output ends when the last writer closes the pipe; a daemon that
+	// escaped a process-group shell may hold it open, so wait a little.
+	select {
+	case <-copied:
+	case <-time.After(2 * time.Second):
+		pr.Close()
+		<-copied
+	}
+	pr.Close()
+	logw.Close()
+
+	s.mu.Lock()
+	now := time.Now()
+	m := s.meta
+	code := ex.Code
+	m.ExitCode, m.EndedAt = &code, &now
+	switch reason {
+	case "kill":
+		m.Status, m.Signal = StatusKilled, signalName(sig)
+	case "session":
+		m.Status, m.Signal, m.EndReason = StatusKilled, signalName(sig), "session"
+	case "timeout":
+		m.Status, m.Signal = StatusTimedOut, "TERM"
+	default:
+		m.Status = StatusExited
+		if ex.Signal != 0 {
+			m.Signal = signalName(ex.Signal)
+		}
+	}
+	_ = writeMeta(s.m.metaPath(s.id), m)
+	s.mu.Unlock()
+
+	// A shell that ended by itself sends a notice, unless run -d already
+	// answered with its end or notices are off.
+	if (reason == "" || reason == "timeout") && !early && s.spec.Notify != "none" {
+		_ = s.m.appendNotice(m, s.spec.Notify)
+	}
+	b, _ := json.Marshal(m)
+	for _, c := range s.killers {
+		_, _ = c.Write(append(b, '\n'))
+		c.Close()
+	}
+}
+
+// acceptControl hands control connections to the main loop until the
+// listener closes or the loop is done.
+func acceptControl(l net.Listener, out chan<- net.Conn, done <-chan struct{}) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		select {
+		case out <- c:
+		case <-done:
+			c.Close()
+			return
+		}
+	}
+}
+
+// signalName is TERM for SIGTERM.
+func signalName(s syscall.Signal) string {
+	for name, v := range signalNames {
+		if v == s {
+			return name
+		}
+	}
+	return fmt.Sprint(int(s))
+}
