@@ -62,38 +62,44 @@ func pid1(argv []string) int {
 		fmt.Fprintf(os.Stderr, "cshell: cannot run %s: %v\n", argv[0], err)
 		return 127
 	}
-	for sig := range sigs {
-		s := sig.(syscall.Signal)
-		switch s {
-		case unix.SIGCHLD:
-			if code, done := reap(pid); done {
-				return code
+	// Reap in a blocking wait: a child's end is seen at once, without a
+	// round trip through the runtime's signal handling.
+	done := make(chan int, 1)
+	go func() { done <- reapUntil(pid) }()
+	for {
+		select {
+		case code := <-done:
+			return code
+		case sig := <-sigs:
+			switch s := sig.(syscall.Signal); s {
+			case unix.SIGCHLD, unix.SIGURG, unix.SIGTTOU, unix.SIGTTIN, unix.SIGPIPE:
+				// Children are reaped below; SIGURG is the Go runtime's own;
+				// the others concern only the init.
+			default:
+				_ = unix.Kill(-pid, s)
 			}
-		case unix.SIGURG, unix.SIGTTOU, unix.SIGTTIN, unix.SIGPIPE:
-			// SIGURG is the Go runtime's own; the others concern only us.
-		default:
-			_ = unix.Kill(-pid, s)
 		}
 	}
-	return 0
 }
 
-// reap collects every exited child; done reports that the command was one.
-func reap(cmdPid int) (code int, done bool) {
+// reapUntil reaps every child, orphans included, until the command has
+// ended, and returns its status (128+N for signal N).
+func reapUntil(cmdPid int) int {
 	for {
 		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
-		if pid <= 0 || err != nil {
-			return code, done
+		pid, err := unix.Wait4(-1, &ws, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 125 // no children left at all: cannot happen before the command ends
 		}
 		if pid != cmdPid {
 			continue
 		}
-		done = true
 		if ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		} else {
-			code = ws.ExitStatus()
+			return 128 + int(ws.Signal())
 		}
+		return ws.ExitStatus()
 	}
 }

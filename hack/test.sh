@@ -59,6 +59,7 @@ go test -race -count=1 ./... | tee "$work/unit.log"
 
 step "end-to-end tests as root (cshell built with -race)"
 go build -race -o "$work/cshell-race" ./cmd/cshell
+export GORACE="atexit_sleep_ms=0 halt_on_error=1" # no 1 s pause at every exit; stop at the first race
 CSHELL_BIN="$work/cshell-race" go test -tags e2e -count=1 -v ./cmd/cshell | tee "$work/root.log"
 
 step "end-to-end tests as $TEST_USER (rootless)"

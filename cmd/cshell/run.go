@@ -174,10 +174,7 @@ func runBackground(g *globals, o *runOptions, ro shells.RunOptions) error {
 	}
 	st, err := m.Start(shells.StartOptions{RunOptions: ro, Name: o.name, Session: o.session, OwnerPid: o.ownerPid})
 	if err != nil {
-		if c, _ := classify(err); c == exitUsage {
-			return err
-		}
-		return &exitError{code: exitFailed, err: err}
+		return err // classify: bad input 2, everything else 1
 	}
 	meta := st.Meta
 	if g.json {

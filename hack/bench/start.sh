@@ -1,0 +1,200 @@
+#!/bin/bash
+# Start latency of `cshell run -- true` next to runc, bubblewrap and a bare
+# /bin/true, for root and for an unprivileged user.
+#
+# usage (as root):  bash hack/bench/start.sh [ROUNDS]      ROUNDS >= 20, default 30
+#   TEST_USER=name  the unprivileged user (default cshelltest, must exist)
+#   CSHELL_BIN=path time this cshell binary instead of building the checkout
+#
+# What it does:
+#   1. builds cshell from this checkout into /var/tmp/cshell-bench.XXXXXX (the
+#      "work dir": binary, helpers and one working directory per user)
+#   2. per user, as that user (so the uid map is theirs), an OCI bundle for
+#      runc that mirrors cshell's sandbox (hack/bench/mkbundle.py): rootless
+#      runc spec + network and cgroup namespaces, read-only root, tmpfs /tmp
+#      and /run, every top-level host directory bound read-only, /bin /lib
+#      /lib64 /sbin recreated as the host's symlinks into usr, the working
+#      directory bound read-write. Bundles, runc state and the test user's
+#      cshell runtime directory go to /tmp/cshell-bench.XXXXXX, which (like
+#      /run/cshell or /run/user/UID) is not visible inside either sandbox.
+#   3. per user, from the user's working directory and with a clean
+#      environment, times these interleaved round-robin (hack/bench/abtime.py):
+#        cshell  cshell run -- true
+#        runc    runc --root STATE run -b BUNDLE ID          (the bundle runs /bin/true)
+#        bwrap   bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
+#                      --unshare-all --die-with-parent /bin/true
+#        true    /bin/true                                   (the floor: fork+exec+wait)
+#      cshell's number includes what it always does: its own PID 1 (the cshell
+#      binary again, bind-mounted at /.cshell/cshell) running `bash -c true`.
+#      and prints one table per user: median, min, max (ms), median over the
+#      median of runc and of bwrap, the median per-round ratio to each, fails.
+#   4. prints whether cshell's median is <= GOAL (0.8) x runc's, per user.
+#   5. removes everything it made (trap on exit, also on ^C).
+#
+# Compare ratios from one run; absolute milliseconds drift with the machine.
+# Exit status: 0 when every timed run succeeded (whatever the goal says),
+# 1 on a setup error or when some timed run failed.
+set -euo pipefail
+
+GOAL=0.8
+TEST_USER=${TEST_USER:-cshelltest}
+PY=/usr/bin/python3 # not a pyenv shim under /root: the test user runs it too
+SAFE_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+die() {
+	echo "start.sh: $*" >&2
+	exit 1
+}
+
+[ $# -le 1 ] || die "usage: bash hack/bench/start.sh [ROUNDS]  (ROUNDS >= 20, default 30)"
+ROUNDS=${1:-30}
+if ! [[ $ROUNDS =~ ^[0-9]+$ ]] || ((10#$ROUNDS < 20)); then
+	die "ROUNDS must be a whole number >= 20, not '$ROUNDS'"
+fi
+ROUNDS=$((10#$ROUNDS))
+((EUID == 0)) || die "run me as root: I time root and switch to $TEST_USER (sudo bash $0 $ROUNDS)"
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+REPO=$(cd "$HERE/../.." && pwd -P)
+for tool in go runc bwrap setpriv env getent install "$PY"; do
+	command -v "$tool" >/dev/null || die "$tool not found (apt-get install -y runc bubblewrap; Go on PATH)"
+done
+RUNC=$(command -v runc)
+BWRAP=$(command -v bwrap)
+id -u "$TEST_USER" >/dev/null 2>&1 || die "no user $TEST_USER (useradd -m $TEST_USER, or set TEST_USER)"
+[ "$(id -u "$TEST_USER")" != 0 ] || die "TEST_USER must not be root"
+
+W=
+R=
+RUN_CSHELL_EXISTED=1
+[ -e /run/cshell ] || RUN_CSHELL_EXISTED=0
+
+# as_user USER DIR CMD...: run CMD as USER in DIR with a clean environment.
+as_user() {
+	local user=$1 dir=$2 home
+	shift 2
+	home=$(getent passwd "$user" | cut -d: -f6)
+	local -a run=(env -i -C "$dir" HOME="$home" USER="$user" LOGNAME="$user" SHELL=/bin/bash
+		PATH="$SAFE_PATH" LANG=C.UTF-8 TMPDIR="$R/$user/tmp" "$@")
+	if [ "$(id -u "$user")" = 0 ]; then
+		"${run[@]}"
+	else
+		setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --init-groups "${run[@]}"
+	fi
+}
+
+# shellcheck disable=SC2317 # called from the EXIT trap
+cleanup() {
+	local rc=$? user d id
+	trap - EXIT INT TERM
+	set +e
+	# runc run removes its container when it ends; after an interrupt one may be left.
+	for d in "${R:-/nonexistent}"/*/runc; do
+		[ -d "$d" ] || continue
+		user=$(stat -c %U "$d")
+		for id in $(as_user "$user" / "$RUNC" --root "$d" list -q 2>/dev/null); do
+			as_user "$user" / "$RUNC" --root "$d" delete -f "$id" >/dev/null 2>&1
+		done
+	done
+	[ -n "$W" ] && rm -rf --one-file-system -- "$W"
+	[ -n "$R" ] && rm -rf --one-file-system -- "$R"
+	# root's cshell keeps its rootfs in /run/cshell; drop it if we made it and nothing runs there.
+	if ((RUN_CSHELL_EXISTED == 0)) && [ -d /run/cshell ] &&
+		[ -z "$(ls -A /run/cshell/containers 2>/dev/null)" ]; then
+		rm -rf --one-file-system -- /run/cshell
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+W=$(mktemp -d /var/tmp/cshell-bench.XXXXXX)
+R=$(mktemp -d /tmp/cshell-bench.XXXXXX)
+chmod 755 "$W" "$R"
+[[ "$W$R" =~ ^[A-Za-z0-9/._-]+$ ]] || die "unexpected characters in $W or $R"
+
+if [ -n "${CSHELL_BIN:-}" ]; then
+	echo "# using CSHELL_BIN=$CSHELL_BIN (not building)" >&2
+	install -m 755 "$CSHELL_BIN" "$W/cshell"
+else
+	echo "# building cshell from $REPO into $W" >&2
+	(cd "$REPO" && go build -o "$W/cshell" ./cmd/cshell) || die "go build failed (CSHELL_BIN=path uses a prebuilt binary)"
+fi
+install -m 644 "$HERE/abtime.py" "$HERE/mkbundle.py" "$W/"
+chmod 755 "$W/cshell"
+
+rev=unknown
+if [ -n "${CSHELL_BIN:-}" ]; then
+	rev="($CSHELL_BIN)"
+elif command -v git >/dev/null; then
+	# read-only git: GIT_OPTIONAL_LOCKS=0 keeps status from refreshing the index
+	rev=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	if [ -n "$(GIT_OPTIONAL_LOCKS=0 git -C "$REPO" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+		rev="$rev+local-changes"
+	fi
+fi
+echo "# cshell $rev ($(go version | awk '{print $3}')) | runc $("$RUNC" --version | awk 'NR==1{print $3}')" \
+	"| $("$BWRAP" --version) | kernel $(uname -r) | $(nproc) cpus | $ROUNDS rounds"
+
+declare -a VERDICTS=()
+FAILED=0
+
+# bench USER: bundle, smoke test and timed group for one user.
+bench() {
+	local user=$1 uid gid dir rt id
+	uid=$(id -u "$user")
+	gid=$(id -g "$user")
+	dir=$W/$user # working directory: cshell binds it read-write, so does the bundle
+	rt=$R/$user
+	install -d -o "$uid" -g "$gid" -m 755 "$dir"
+	install -d -o "$uid" -g "$gid" -m 700 "$rt" "$rt/tmp"
+	as_user "$user" "$dir" "$PY" "$W/mkbundle.py" "$rt/bundle" --rw "$dir" -- /bin/true >/dev/null ||
+		die "$user: making the runc bundle failed"
+	id=csb-$uid-$$
+
+	local -a labels=(cshell runc bwrap true)
+	local -A cmd=(
+		[cshell]="$W/cshell run -- true"
+		[runc]="$RUNC --root $rt/runc run -b $rt/bundle $id"
+		[bwrap]="$BWRAP --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --unshare-all --die-with-parent /bin/true"
+		[true]="/bin/true"
+	)
+	local label out
+	local -a argv specs=()
+	for label in "${labels[@]}"; do
+		read -ra argv <<<"${cmd[$label]}"
+		if ! out=$(as_user "$user" "$dir" "${argv[@]}" </dev/null 2>&1); then
+			printf '%s\n' "$out" >&2
+			die "$user: $label does not work: ${cmd[$label]}"
+		fi
+		specs+=("$label=${cmd[$label]}")
+	done
+
+	echo
+	local rc=0
+	as_user "$user" "$dir" "$PY" "$W/abtime.py" -n "$ROUNDS" --vs runc --vs bwrap --tsv "$rt/result.tsv" \
+		--title "start+exit latency as $user (uid $uid), cwd $dir" "${specs[@]}" || rc=$?
+	((rc == 0)) || FAILED=1
+	[ -s "$rt/result.tsv" ] || die "$user: the timer wrote no results (exit $rc)"
+
+	VERDICTS+=("$(awk -F'\t' -v user="$user" -v goal="$GOAL" '
+		$1 == "cshell" { c = $2; pr = $7; cf = $NF }
+		$1 == "runc"   { r = $2; rf = $NF }
+		END {
+			x = c / r
+			printf "%s: cshell %.2f ms / runc %.2f ms = %.2fx (per-round %.2fx) -> %s%s",
+				user, c, r, x, pr, (x <= goal ? "MET" : "NOT met"),
+				(cf + rf > 0 ? sprintf(" [%d cshell / %d runc runs failed: not valid]", cf, rf) : "")
+		}' "$rt/result.tsv")")
+}
+
+bench root
+bench "$TEST_USER"
+
+echo
+echo "# goal: cshell start latency <= ${GOAL}x runc (median of each)"
+for v in "${VERDICTS[@]}"; do
+	echo "#   $v"
+done
+exit "$FAILED"
