@@ -119,7 +119,7 @@ if [ -n "${CSHELL_BIN:-}" ]; then
 	install -m 755 "$CSHELL_BIN" "$W/cshell"
 else
 	echo "# building cshell from $REPO into $W" >&2
-	(cd "$REPO" && go build -o "$W/cshell" ./cmd/cshell) || die "go build failed (CSHELL_BIN=path uses a prebuilt binary)"
+	(cd "$REPO" && go build -trimpath -ldflags="-s -w" -o "$W/cshell" ./cmd/cshell) || die "go build failed (CSHELL_BIN=path uses a prebuilt binary)"
 fi
 install -m 644 "$HERE/abtime.py" "$HERE/mkbundle.py" "$W/"
 chmod 755 "$W/cshell"
