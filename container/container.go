@@ -56,6 +56,11 @@ type Spec struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Terminal       bool
+
+	// Sockets, when set, is handed to the container's init as fd 3: its
+	// socket factory (see netrelay.Factory). The process runner ignores it:
+	// its shells share this machine's network.
+	Sockets *os.File
 }
 
 // Exit is how a shell ended.
@@ -111,3 +116,6 @@ func shellArgs(lookPath func(string) (string, error), command string) []string {
 	}
 	return []string{"/bin/sh", "-c", command}
 }
+
+// DefaultIsNamespaced reports whether Auto gives shells namespaces here.
+func DefaultIsNamespaced() bool { return containerSupported }

@@ -99,6 +99,9 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		Capabilities:    &configs.Capabilities{},
 		Init:            true,
 	}
+	if s.Sockets != nil {
+		p.ExtraFiles = []*os.File{s.Sockets} // fd 3 inside
+	}
 	var consoleSock *os.File
 	if s.Terminal {
 		parent, child, err := socketPair()

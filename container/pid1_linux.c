@@ -4,10 +4,15 @@
 // init_linux.go for the contract it keeps.
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -19,10 +24,82 @@ static int status_code(int ws)
 	return WEXITSTATUS(ws);
 }
 
+// The socket factory: fd 3, when it is a unix socket, takes requests of two
+// bytes (family: '4' or '6'; count: 1 to MAX_BATCH) and answers each with
+// one status byte (0, or an errno) carrying that many new, unconnected TCP
+// sockets made here, inside the shell's network namespace. A socket keeps
+// the namespace it was made in, so the supervisor connects, binds and
+// listens with them on the host side (see netrelay).
+#define FACTORY_FD 3
+#define MAX_BATCH 64
+
+static int is_factory(void)
+{
+	struct stat st;
+	return fstat(FACTORY_FD, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+// serve_factory answers one request; it returns -1 when the peer is gone.
+static int serve_factory(void)
+{
+	unsigned char req[2];
+	int fds[MAX_BATCH], n = 0, family, i;
+	unsigned char status = 0;
+	char cbuf[CMSG_SPACE(sizeof(fds))];
+	struct iovec iov = { .iov_base = &status, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t got = recv(FACTORY_FD, req, sizeof(req), MSG_WAITALL);
+
+	if (got <= 0)
+		return -1;
+	if (got != 2 || (req[0] != '4' && req[0] != '6') || req[1] < 1 || req[1] > MAX_BATCH) {
+		status = EINVAL;
+	} else {
+		family = req[0] == '4' ? AF_INET : AF_INET6;
+		for (n = 0; n < req[1]; n++) {
+			fds[n] = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			if (fds[n] < 0) {
+				status = errno;
+				break;
+			}
+		}
+	}
+	if (status == 0 && n > 0) {
+		struct cmsghdr *c;
+		memset(cbuf, 0, sizeof(cbuf));
+		msg.msg_control = cbuf;
+		msg.msg_controllen = CMSG_SPACE(n * sizeof(int));
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(n * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, n * sizeof(int));
+	}
+	got = sendmsg(FACTORY_FD, &msg, MSG_NOSIGNAL);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	return got < 0 ? -1 : 0;
+}
+
+// reap collects every exited child, orphans included, and ends PID 1 with
+// the command's status once the command is among them.
+static void reap(pid_t child)
+{
+	for (;;) {
+		int ws;
+		pid_t pid = waitpid(-1, &ws, WNOHANG);
+		if (pid <= 0)
+			return;
+		if (pid == child)
+			_exit(status_code(ws));
+	}
+}
+
 __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char **envp)
 {
 	sigset_t all, old;
 	pid_t child;
+	int factory, sfd;
 
 	if (argc < 3 || strcmp(argv[1], "__pid1") != 0)
 		return;
@@ -39,6 +116,9 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
 
+	factory = is_factory();
+	if (factory)
+		fcntl(FACTORY_FD, F_SETFD, FD_CLOEXEC); // the command must not inherit it
 	child = fork();
 	if (child < 0) {
 		perror("cshell init: fork");
@@ -57,23 +137,39 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 	}
 	setpgid(child, child); // also here, so that no signal can miss the group
 
-	for (;;) {
-		siginfo_t info;
-		int sig = sigwaitinfo(&all, &info);
-		if (sig < 0)
-			continue;
-		if (sig != SIGCHLD) {
-			kill(-child, sig);
-			continue;
-		}
-		// Reap every child, orphans included; end with the command.
+	if (!factory) {
 		for (;;) {
-			int ws;
-			pid_t pid = waitpid(-1, &ws, WNOHANG);
-			if (pid <= 0)
-				break;
-			if (pid == child)
-				_exit(status_code(ws));
+			siginfo_t info;
+			int sig = sigwaitinfo(&all, &info);
+			if (sig == SIGCHLD)
+				reap(child);
+			else if (sig > 0)
+				kill(-child, sig);
+		}
+	}
+	sfd = signalfd(-1, &all, SFD_CLOEXEC);
+	if (sfd < 0) {
+		perror("cshell init: signalfd");
+		kill(-child, SIGKILL);
+		_exit(125);
+	}
+	for (;;) {
+		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = FACTORY_FD, .events = POLLIN } };
+		int nfds = factory ? 2 : 1;
+		if (poll(p, nfds, -1) < 0)
+			continue;
+		if (p[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGCHLD)
+					reap(child);
+				else
+					kill(-child, si.ssi_signo);
+			}
+		}
+		if (nfds == 2 && p[1].revents && serve_factory() < 0) {
+			close(FACTORY_FD);
+			factory = 0; // the supervisor is gone or done with us
 		}
 	}
 }

@@ -54,7 +54,7 @@ func (m *Manager) kill(meta *Meta, sig syscall.Signal, grace time.Duration) (*Ki
 		return nil, fmt.Errorf("reach shell %s's supervisor: %v", meta.ID, err)
 	}
 	defer c.Close()
-	if err := json.NewEncoder(c).Encode(killRequest{Signal: sig, Grace: grace}); err != nil {
+	if err := json.NewEncoder(c).Encode(request{Signal: sig, Grace: grace}); err != nil {
 		return nil, fmt.Errorf("ask shell %s's supervisor to stop it: %w", meta.ID, err)
 	}
 	// The supervisor answers once the shell is gone: after the grace

@@ -8,13 +8,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/cshell/cshell/container"
+	"github.com/cshell/cshell/netrelay"
 	"github.com/cshell/cshell/policy"
 )
 
@@ -37,6 +40,13 @@ type RunOptions struct {
 	Stdin          *os.File
 	Stdout, Stderr io.Writer
 	Log            *slog.Logger
+
+	// Exposed ports of the shell, and the state dir and session whose
+	// background shells' exposed ports a foreground shell may reach.
+	Expose       []string
+	ExposePublic bool
+	StateDir     string
+	Session      string
 }
 
 // Run runs a command in the foreground and returns its exit code (128+N
@@ -62,6 +72,30 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	relay := runner.Isolation() == container.Container
+	_, listeners, err := bindExposes(o.Expose, o.ExposePublic, relay)
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}()
+	// A container's init is a socket factory (fd 3 inside): the relay of
+	// its exposed ports and of the session's ports it may reach.
+	var factory *netrelay.Factory
+	var sockets *os.File
+	if relay {
+		parent, child, err := socketPair()
+		if err != nil {
+			return 0, err
+		}
+		defer child.Close()
+		sockets = child
+		factory = netrelay.NewFactory(parent)
+		defer factory.Close()
+	}
 	terminal := isTerminal(o.Stdin) && isTerminal(o.Stdout)
 	spec := &container.Spec{
 		ID:       newID("run"),
@@ -72,6 +106,7 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 		Stdout:   o.Stdout,
 		Stderr:   o.Stderr,
 		Terminal: terminal,
+		Sockets:  sockets,
 	}
 
 	// Catch signals before the shell exists, so that none is lost between.
@@ -84,6 +119,22 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 		return 0, err
 	}
 	defer sh.Close()
+	if sockets != nil {
+		sockets.Close() // the init has its own copy
+	}
+	relayCtx, stopRelay := context.WithCancel(ctx)
+	var relays sync.WaitGroup
+	defer func() { stopRelay(); relays.Wait() }()
+	if factory != nil {
+		ls := make([]net.Listener, len(listeners))
+		ports := make([]int, len(listeners))
+		for i, l := range listeners {
+			ls[i], ports[i] = l, l.Addr().(*net.TCPAddr).Port
+		}
+		listeners = nil // Serve owns them now
+		serveExposes(relayCtx, factory, ls, ports, &relays)
+		reachSession(relayCtx, factory, o.StateDir, o.Session, &relays)
+	}
 
 	var term *terminalSession
 	if c := sh.Console(); c != nil {

@@ -15,7 +15,7 @@ import (
 
 // spawn starts the supervisor, detached in its own session, and waits
 // for its answer.
-func (m *Manager) spawn(id string, spec supervisorSpec) error {
+func (m *Manager) spawn(id string, spec supervisorSpec, extra []*os.File) error {
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return err
@@ -33,7 +33,7 @@ func (m *Manager) spawn(id string, spec supervisorSpec) error {
 	}
 	defer pr.Close()
 	cmd := exec.Command(self, SuperviseArg, m.dir, id)
-	cmd.ExtraFiles = []*os.File{pw} // fd 3: the answer
+	cmd.ExtraFiles = append([]*os.File{pw}, extra...) // fd 3: the answer; 4...: listeners
 	cmd.Dir = "/"
 	// Its own session: away from our terminal and process group, so
 	// that it outlives run -d.

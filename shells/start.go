@@ -15,7 +15,6 @@ import (
 type StartOptions struct {
 	RunOptions
 	Name     string
-	Session  string
 	OwnerPid int
 }
 
@@ -68,6 +67,29 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 	if grace == 0 {
 		grace = DefaultGrace
 	}
+	relay := relayed(o.Isolation)
+	addrs, ls, err := bindExposes(o.Expose, o.ExposePublic, relay)
+	if err != nil {
+		return nil, err
+	}
+	listeners, err := listenerFiles(ls)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, f := range listeners {
+			f.Close() // the supervisor has its own copies
+		}
+	}()
+	exposes := make([]exposeSpec, len(addrs))
+	exposed := make([]Exposed, len(addrs))
+	for i, ap := range addrs {
+		exposes[i] = exposeSpec{Listen: ap.String(), Port: int(ap.Port())}
+		if relay {
+			exposes[i].FD = 4 + i // after the answer pipe on fd 3
+		}
+		exposed[i] = Exposed{Listen: ap.String(), Port: int(ap.Port())}
+	}
 
 	var meta *Meta
 	err = m.withLock(func() error {
@@ -93,7 +115,7 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 		}
 		meta = &Meta{
 			ID: id, Name: o.Name, Session: o.Session, Command: command, Status: StatusStarting,
-			StartedAt: time.Now(), Log: filepath.Join(m.shellDir(id), logName), Exposed: []Exposed{},
+			StartedAt: time.Now(), Log: filepath.Join(m.shellDir(id), logName), Exposed: exposed,
 			AllowHosts: append([]string{}, cfg.Network.Allow...), Workdir: fsys.Workdir,
 			Isolation: string(o.Isolation), Timeout: o.Timeout.Seconds(),
 		}
@@ -110,8 +132,9 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 	spec := supervisorSpec{
 		Command: command, Env: env, FS: fsys, Isolation: o.Isolation, Timeout: o.Timeout,
 		Grace: grace, OwnerPid: o.OwnerPid, MaxLogBytes: cfg.MaxLogBytes(), Notify: cfg.Notify(),
+		Exposes: exposes,
 	}
-	if err := m.spawn(meta.ID, spec); err != nil {
+	if err := m.spawn(meta.ID, spec, listeners); err != nil {
 		_ = os.RemoveAll(m.shellDir(meta.ID))
 		return nil, err
 	}
@@ -121,13 +144,25 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 	}
 	st := &Started{Meta: meta}
 	if meta.Finished() {
-		if v, err := openLogView(m.shellDir(meta.ID)); err == nil {
-			b, _ := v.read(max(v.start, v.end-maxRead), v.end)
-			v.Close()
-			st.Output = string(b)
-		}
+		st.Meta, st.Output = m.Ended(meta.ID)
 	}
 	return st, nil
+}
+
+// Ended returns a finished shell's record and its last output (64 KiB at
+// most), the answer for a shell that ended before it was ready.
+func (m *Manager) Ended(id string) (*Meta, string) {
+	meta, err := m.Find(id)
+	if err != nil {
+		return nil, ""
+	}
+	out := ""
+	if v, err := openLogView(m.shellDir(id)); err == nil {
+		b, _ := v.read(max(v.start, v.end-maxRead), v.end)
+		v.Close()
+		out = string(b)
+	}
+	return meta, out
 }
 
 // DefaultSession is $CSHELL_SESSION, else "default".

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cshell/cshell/container"
+	"github.com/cshell/cshell/netrelay"
 	"github.com/cshell/cshell/policy"
 )
 
@@ -41,6 +42,7 @@ type supervisorSpec struct {
 	OwnerPid    int                 `json:"owner_pid"`
 	MaxLogBytes int64               `json:"max_log_bytes"`
 	Notify      string              `json:"notify"`
+	Exposes     []exposeSpec        `json:"exposes"`
 }
 
 // answer is the supervisor's one word to run -d, on fd 3.
@@ -49,10 +51,17 @@ type answer struct {
 	Error  string `json:"error,omitempty"`
 }
 
-// killRequest arrives on the control socket.
-type killRequest struct {
-	Signal syscall.Signal `json:"signal"`
-	Grace  time.Duration  `json:"grace"`
+// request arrives on the control socket: a kill (Signal set) or a probe
+// of ports inside the shell (Probe set).
+type request struct {
+	Signal syscall.Signal `json:"signal,omitempty"`
+	Grace  time.Duration  `json:"grace,omitempty"`
+	Probe  []int          `json:"probe,omitempty"`
+}
+
+// probeReply says which probed ports accept connections, in order.
+type probeReply struct {
+	Ready []bool `json:"ready"`
 }
 
 // Supervise is the supervisor's main: it runs one shell to its end and
@@ -95,6 +104,19 @@ type supervisor struct {
 
 	mu      sync.Mutex // guards meta against the log's trim callback
 	killers []net.Conn
+	factory *netrelay.Factory // nil without a network namespace
+}
+
+// answerProbe tells which ports accept connections inside the shell.
+func (s *supervisor) answerProbe(c net.Conn, ports []int) {
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	r := probeReply{Ready: make([]bool, len(ports))}
+	for i, p := range ports {
+		r.Ready[i] = probePort(ctx, s.factory, p)
+	}
+	_ = json.NewEncoder(c).Encode(r)
 }
 
 func (s *supervisor) dir() string { return s.m.shellDir(s.id) }
@@ -136,6 +158,37 @@ func (s *supervisor) run() error {
 	if err != nil {
 		return err
 	}
+	// Inherited listeners, bound by run -d: fd 4 and on.
+	var listeners []net.Listener
+	for _, e := range s.spec.Exposes {
+		if e.FD == 0 {
+			continue
+		}
+		f := os.NewFile(uintptr(e.FD), "expose-"+e.Listen)
+		l, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("take over the listener on %s: %w", e.Listen, err)
+		}
+		listeners = append(listeners, l)
+	}
+	defer func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}()
+	// A container's init is a socket factory for the relay (fd 3 inside).
+	var sockets *os.File
+	if runner.Isolation() == container.Container {
+		parent, child, err := socketPair()
+		if err != nil {
+			return err
+		}
+		defer child.Close()
+		sockets = child
+		s.factory = netrelay.NewFactory(parent)
+		defer s.factory.Close()
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return err
@@ -153,8 +206,12 @@ func (s *supervisor) run() error {
 		Stdin:   devnull,
 		Stdout:  pw,
 		Stderr:  pw,
+		Sockets: sockets,
 	})
 	pw.Close()
+	if sockets != nil {
+		sockets.Close() // the init has its own copy
+	}
 	if err != nil {
 		pr.Close()
 		logw.Close()
@@ -178,6 +235,20 @@ func (s *supervisor) run() error {
 	if err != nil {
 		_ = s.sh.Kill()
 		return fmt.Errorf("record the shell: %w", err)
+	}
+
+	// Relay each exposed port until the shell ends.
+	relayCtx, stopRelay := context.WithCancel(context.Background())
+	var relays sync.WaitGroup
+	defer func() { stopRelay(); relays.Wait() }()
+	var ports []int
+	for _, e := range s.spec.Exposes {
+		if e.FD != 0 {
+			ports = append(ports, e.Port)
+		}
+	}
+	if s.factory != nil {
+		serveExposes(relayCtx, s.factory, listeners, ports, &relays)
 	}
 
 	exited := make(chan container.Exit, 1)
@@ -224,19 +295,28 @@ func (s *supervisor) run() error {
 			answered = true
 			s.say(answer{Status: "running"})
 		case ex := <-exited:
+			stopRelay() // the ports close with the shell
+			relays.Wait()
 			s.finish(ex, reason, killSig, !answered, logw, pr, copied)
 			if !answered {
 				s.say(answer{Status: "ended"})
 			}
 			return nil
 		case c := <-requests:
-			var req killRequest
-			if err := json.NewDecoder(bufio.NewReader(c)).Decode(&req); err != nil || req.Signal <= 0 {
+			var req request
+			if err := json.NewDecoder(bufio.NewReader(c)).Decode(&req); err != nil {
 				c.Close()
 				continue
 			}
-			s.killers = append(s.killers, c)
-			stop("kill", req.Signal, req.Grace)
+			switch {
+			case req.Signal > 0:
+				s.killers = append(s.killers, c)
+				stop("kill", req.Signal, req.Grace)
+			case len(req.Probe) > 0:
+				go s.answerProbe(c, req.Probe)
+			default:
+				c.Close()
+			}
 		case <-timeout:
 			stop("timeout", syscall.SIGTERM, s.spec.Grace)
 		case <-ownerGone:

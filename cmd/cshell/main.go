@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cshell/cshell/container"
+	"github.com/cshell/cshell/netrelay"
 	"github.com/cshell/cshell/policy"
 	"github.com/cshell/cshell/shells"
 )
@@ -48,10 +49,15 @@ func usageError(format string, a ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, a...)}
 }
 
+// stateDirPath is the state dir the flags and environment name.
+func (g *globals) stateDirPath() string {
+	home, _ := os.UserHomeDir()
+	return shells.StateDir(g.stateDir, home)
+}
+
 // manager opens the state dir the flags name.
 func (g *globals) manager() (*shells.Manager, error) {
-	home, _ := os.UserHomeDir()
-	m, err := shells.Open(shells.StateDir(g.stateDir, home), g.log)
+	m, err := shells.Open(g.stateDirPath(), g.log)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +120,8 @@ func classify(err error) (int, string) {
 	msg := err.Error()
 	switch {
 	case errors.Is(err, policy.ErrConfig), errors.Is(err, policy.ErrPath),
-		errors.Is(err, shells.ErrUsage), errors.Is(err, container.ErrBadIsolation):
+		errors.Is(err, shells.ErrUsage), errors.Is(err, container.ErrBadIsolation),
+		errors.Is(err, netrelay.ErrBadExpose):
 		return exitUsage, trimSentinel(msg)
 	case errors.Is(err, shells.ErrNotFound), errors.Is(err, shells.ErrRefused):
 		return exitFailed, strings.TrimPrefix(msg, shells.ErrRefused.Error()+": ")
@@ -161,6 +168,6 @@ the working directory; secrets hidden; no network but loopback.`,
 		return usageError("%v; see cshell %s --help", err, c.Name())
 	})
 	root.AddCommand(newRunCmd(g), newOutputCmd(g), newKillCmd(g), newPsCmd(g), newLogsCmd(g),
-		newWaitCmd(g), newCleanCmd(g), newEventsCmd(g), newDoctorCmd(g), newVersionCmd(g))
+		newWaitCmd(g), newWaitReadyCmd(g), newCleanCmd(g), newEventsCmd(g), newDoctorCmd(g), newVersionCmd(g))
 	return root
 }

@@ -1,30 +1,38 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cshell/cshell/container"
+	"github.com/cshell/cshell/netrelay"
 	"github.com/cshell/cshell/policy"
 	"github.com/cshell/cshell/shells"
 )
 
 type runOptions struct {
-	background bool
-	name       string
-	session    string
-	ownerPid   int
-	workdir    string
-	rw, ro     []string
-	hide       []string
-	env        []string
-	isolation  string
-	timeout    string
+	expose       []string
+	exposePublic bool
+	ready        bool
+	readyLog     string
+	readyTimeout string
+	background   bool
+	name         string
+	session      string
+	ownerPid     int
+	workdir      string
+	rw, ro       []string
+	hide         []string
+	env          []string
+	isolation    string
+	timeout      string
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -44,7 +52,7 @@ are hidden; the network is loopback only.`,
   cshell run -e CI=1 -w ./app -- 'make -j4 && ./bin/check'
   cshell run --hide ~/.config/secret --ro ./vendor -- go build ./...
   cshell run --timeout 5m -- ./long-build.sh
-  cshell run -d --name web -- npm run dev
+  cshell run -d --name web --expose 5173 --ready -- npm run dev
   cshell output web --wait 10`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -69,6 +77,11 @@ are hidden; the network is loopback only.`,
 	f.StringVar(&o.name, "name", "", "label shown by ps; usable instead of the id")
 	f.StringVar(&o.session, "session", "", "group shells (default $CSHELL_SESSION, else default)")
 	f.IntVar(&o.ownerPid, "owner-pid", 0, "end the shell when this process exits")
+	f.StringArrayVar(&o.expose, "expose", nil, "relay a port of the shell to this machine: PORT or HOST:PORT (repeatable)")
+	f.BoolVar(&o.exposePublic, "expose-public", false, "consent to an --expose address beyond loopback (0.0.0.0:PORT)")
+	f.BoolVar(&o.ready, "ready", false, "with -d: answer once every exposed port accepts a connection inside the shell")
+	f.StringVar(&o.readyLog, "ready-log", "", "with -d: answer once a line of output matches this regex")
+	f.StringVar(&o.readyTimeout, "ready-timeout", "60s", "bound for --ready and --ready-log")
 	return cmd
 }
 
@@ -109,11 +122,14 @@ func runForeground(cmd *cobra.Command, g *globals, o *runOptions, args []string)
 		Stderr:    g.stderr,
 		Log:       g.log,
 	}
+	ro.Expose, ro.ExposePublic = o.expose, o.exposePublic
+	ro.StateDir = g.stateDirPath()
+	ro.Session = o.session
 	if o.background {
 		return runBackground(g, o, ro)
 	}
-	if o.name != "" || o.ownerPid != 0 {
-		return usageError("--name and --owner-pid are for background shells; add -d")
+	if o.name != "" || o.ownerPid != 0 || o.ready || o.readyLog != "" {
+		return usageError("--name, --owner-pid, --ready and --ready-log are for background shells; add -d")
 	}
 	code, err := shells.Run(cmd.Context(), ro)
 	if err != nil {
@@ -168,41 +184,106 @@ func parseDuration(s string) (time.Duration, error) {
 
 // runBackground starts a background shell and prints the answer.
 func runBackground(g *globals, o *runOptions, ro shells.RunOptions) error {
+	ready, err := readyOptions(o)
+	if err != nil {
+		return err
+	}
 	m, err := g.manager()
 	if err != nil {
 		return err
 	}
-	st, err := m.Start(shells.StartOptions{RunOptions: ro, Name: o.name, Session: o.session, OwnerPid: o.ownerPid})
+	st, err := m.Start(shells.StartOptions{RunOptions: ro, Name: o.name, OwnerPid: o.ownerPid})
 	if err != nil {
 		return err // classify: bad input 2, everything else 1
 	}
 	meta := st.Meta
+	var notReady error
+	if !meta.Finished() && ready != nil {
+		meta, notReady = m.WaitReady(context.Background(), meta.ID, *ready)
+		switch {
+		case errors.Is(notReady, shells.ErrEnded):
+			// The answer is its end, with its output.
+			meta, st.Output = m.Ended(meta.ID)
+			notReady = nil
+		case notReady != nil && !errors.Is(notReady, shells.ErrNotReady):
+			return notReady
+		}
+	}
+	if err := printAnswer(g, meta, st.Output, ro); err != nil {
+		return err
+	}
+	switch {
+	case notReady != nil:
+		return &exitError{code: exitFailed, err: notReady}
+	case meta.Finished():
+		// Ended before the answer: run -d exits with its code, as a
+		// foreground run would.
+		return &exitError{code: meta.ExitStatus(), silent: true}
+	}
+	return nil
+}
+
+// readyOptions checks --ready, --ready-log and --ready-timeout.
+func readyOptions(o *runOptions) (*shells.ReadyOptions, error) {
+	if !o.ready && o.readyLog == "" {
+		return nil, nil
+	}
+	d, err := parseDuration(o.readyTimeout)
+	if err != nil || d == 0 {
+		return nil, usageError("--ready-timeout %q: write a duration such as 60s or plain seconds", o.readyTimeout)
+	}
+	r := &shells.ReadyOptions{Timeout: d}
+	if o.ready {
+		if len(o.expose) == 0 {
+			return nil, usageError("--ready waits for exposed ports; add --expose PORT, or use --ready-log REGEX")
+		}
+		for _, e := range o.expose {
+			ap, err := netrelay.ParseExpose(e)
+			if err != nil {
+				return nil, &exitError{code: exitUsage, err: err}
+			}
+			r.Ports = append(r.Ports, int(ap.Port()))
+		}
+	}
+	if o.readyLog != "" {
+		if r.Log, err = regexp.Compile(o.readyLog); err != nil {
+			return nil, usageError("--ready-log %q is not a valid regular expression (RE2): %v", o.readyLog, err)
+		}
+	}
+	return r, nil
+}
+
+// printAnswer prints run -d's answer: human lines or CLI.md's JSON object.
+func printAnswer(g *globals, meta *shells.Meta, output string, ro shells.RunOptions) error {
+	direct := !shells.Relayed(ro.Isolation)
 	if g.json {
 		ans := map[string]any{"id": meta.ID, "name": meta.Name, "status": meta.Status, "pid": meta.Pid,
 			"log": meta.Log, "exposed": meta.Exposed}
+		if direct && len(meta.Exposed) > 0 {
+			ans["exposed_directly"] = true
+		}
 		if meta.Finished() {
 			ans["exit_code"] = meta.ExitCode
 			ans["signal"] = meta.Signal
 			ans["status_line"] = meta.StatusLine
-			ans["output"] = st.Output
+			ans["output"] = output
 		}
-		if err := g.printJSON(ans); err != nil || !meta.Finished() {
-			return err
-		}
-		return &exitError{code: meta.ExitStatus(), silent: true}
+		return g.printJSON(ans)
 	}
 	if meta.Finished() {
-		// Ended before the answer: the answer is its end, and run -d
-		// exits with its code, as a foreground run would.
 		fmt.Fprintf(g.stdout, "shell %s %s\n", meta.ID, meta.StatusLine)
 		fmt.Fprintf(g.stdout, "log: %s\n", meta.Log)
-		fmt.Fprint(g.stdout, st.Output)
-		return &exitError{code: meta.ExitStatus(), silent: true}
+		fmt.Fprint(g.stdout, output)
+		return nil
 	}
 	fmt.Fprintf(g.stdout, "started shell %s (pid %d)\n", meta.ID, meta.Pid)
 	fmt.Fprintf(g.stdout, "log: %s\n", meta.Log)
 	for _, e := range meta.Exposed {
-		fmt.Fprintf(g.stdout, "exposed: %s -> %d\n", e.Listen, e.Port)
+		if direct {
+			fmt.Fprintf(g.stdout, "exposed: %s -> %d (no relay: the shell shares this machine's network, so its server is reachable directly)\n", e.Listen, e.Port)
+		} else {
+			fmt.Fprintf(g.stdout, "exposed: %s -> %d\n", e.Listen, e.Port)
+		}
 	}
 	return nil
 }

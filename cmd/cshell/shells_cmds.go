@@ -300,3 +300,64 @@ func shortCommand(c string) string {
 	}
 	return c
 }
+
+func newWaitReadyCmd(g *globals) *cobra.Command {
+	var ports []int
+	var logRe, timeout string
+	cmd := &cobra.Command{
+		Use:   "wait-ready ID|NAME [--port N]... [--log REGEX] [--timeout DUR]",
+		Short: "Wait until a shell's ports accept connections and/or a line of output matches",
+		Long: `Wait until the shell's exposed ports (or the ones named with --port) accept
+a connection inside it, and/or a line of its output matches --log. Exit 0
+when ready; exit 1 with a sentence when the timeout (default 60s) passes or
+the shell ends first.`,
+		Example: "  cshell wait-ready web\n  cshell wait-ready 3 --port 8080 --log 'listening on' --timeout 2m",
+		Args:    exactArgs(1, "cshell wait-ready needs a shell id or name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := parseDuration(timeout)
+			if err != nil || d == 0 {
+				return usageError("--timeout %q: write a duration such as 60s or plain seconds", timeout)
+			}
+			o := shells.ReadyOptions{Timeout: d, Ports: ports}
+			for _, p := range ports {
+				if p < 1 || p > 65535 {
+					return usageError("--port %d: the port must be from 1 to 65535", p)
+				}
+			}
+			if logRe != "" {
+				if o.Log, err = regexp.Compile(logRe); err != nil {
+					return usageError("--log %q is not a valid regular expression (RE2): %v", logRe, err)
+				}
+			}
+			m, err := g.manager()
+			if err != nil {
+				return err
+			}
+			if len(ports) == 0 && o.Log == nil {
+				meta, err := m.Find(args[0])
+				if err != nil {
+					return err
+				}
+				for _, e := range meta.Exposed {
+					o.Ports = append(o.Ports, e.Port)
+				}
+				if len(o.Ports) == 0 {
+					return usageError("shell %s exposes no port; name one with --port or wait for output with --log", meta.ID)
+				}
+			}
+			meta, err := m.WaitReady(cmd.Context(), args[0], o)
+			if err != nil {
+				return &exitError{code: exitFailed, err: err}
+			}
+			if g.json {
+				return g.printJSON(map[string]any{"id": meta.ID, "ready": true})
+			}
+			fmt.Fprintf(g.stdout, "shell %s is ready\n", meta.ID)
+			return nil
+		},
+	}
+	cmd.Flags().IntSliceVar(&ports, "port", nil, "a port that must accept connections inside the shell (repeatable)")
+	cmd.Flags().StringVar(&logRe, "log", "", "a regex a line of output must match")
+	cmd.Flags().StringVar(&timeout, "timeout", "60s", "give up after this long (exit 1)")
+	return cmd
+}

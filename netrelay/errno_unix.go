@@ -1,0 +1,7 @@
+//go:build unix
+
+package netrelay
+
+import "syscall"
+
+const errAddrInUse = syscall.EADDRINUSE

@@ -1,0 +1,210 @@
+package netrelay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// batch is how many sockets one request to the factory brings: a new
+// relayed connection usually takes a socket made ahead of time, with no
+// round trip to the shell.
+const batch = 16
+
+// Factory asks a shell's init (over a unix socket, fd 3 inside) for TCP
+// sockets made inside the shell's network namespace.
+type Factory struct {
+	mu   sync.Mutex
+	sock *os.File
+	pool map[int][]int // family -> spare sockets
+}
+
+// NewFactory returns a factory talking over sock, one end of a socketpair
+// whose other end is the init's fd 3.
+func NewFactory(sock *os.File) *Factory {
+	return &Factory{sock: sock, pool: map[int][]int{}}
+}
+
+// socket returns a new unconnected TCP socket of family made inside.
+func (f *Factory) socket(family int) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sock == nil {
+		return -1, net.ErrClosed
+	}
+	if len(f.pool[family]) == 0 {
+		fds, err := f.request(family, batch)
+		if err != nil {
+			return -1, err
+		}
+		f.pool[family] = fds
+	}
+	p := f.pool[family]
+	fd := p[len(p)-1]
+	f.pool[family] = p[:len(p)-1]
+	return fd, nil
+}
+
+// request asks for n sockets; call with f.mu held.
+func (f *Factory) request(family, n int) ([]int, error) {
+	code := byte('4')
+	if family == unix.AF_INET6 {
+		code = '6'
+	}
+	fd := int(f.sock.Fd())
+	if _, err := unix.Write(fd, []byte{code, byte(n)}); err != nil {
+		return nil, fmt.Errorf("ask the shell for sockets: %w", err)
+	}
+	status := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(n*4))
+	_, oobn, _, _, err := unix.Recvmsg(fd, status, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("receive sockets from the shell: %w", err)
+	}
+	msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
+	var fds []int
+	for i := range msgs {
+		got, err := unix.ParseUnixRights(&msgs[i])
+		if err == nil {
+			fds = append(fds, got...)
+		}
+	}
+	if status[0] != 0 || len(fds) == 0 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		if status[0] != 0 {
+			return nil, fmt.Errorf("the shell could not make sockets: %w", unix.Errno(status[0]))
+		}
+		return nil, errors.New("the shell's init sent no sockets")
+	}
+	return fds, nil
+}
+
+func family(a netip.Addr) int {
+	if a.Is4() {
+		return unix.AF_INET
+	}
+	return unix.AF_INET6
+}
+
+func sockaddr(ap netip.AddrPort) unix.Sockaddr {
+	if ap.Addr().Is4() {
+		return &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}
+	}
+	return &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
+}
+
+// Dial connects to ap inside the shell's namespace.
+func (f *Factory) Dial(ctx context.Context, ap netip.AddrPort) (net.Conn, error) {
+	fd, err := f.socket(family(ap.Addr()))
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	err = unix.Connect(fd, sockaddr(ap))
+	inProgress := err == unix.EINPROGRESS
+	if err != nil && !inProgress {
+		unix.Close(fd)
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(ap), Err: os.NewSyscallError("connect", err)}
+	}
+	file := os.NewFile(uintptr(fd), "relay")
+	c, err := net.FileConn(file) // a duplicate in the runtime's poller
+	file.Close()
+	if err != nil {
+		return nil, err
+	}
+	if inProgress {
+		if err := awaitConnect(ctx, c); err != nil {
+			c.Close()
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(ap), Err: err}
+		}
+	}
+	return c, nil
+}
+
+// awaitConnect waits until a non-blocking connect has finished.
+func awaitConnect(ctx context.Context, c net.Conn) error {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(10 * time.Second)
+	}
+	_ = c.SetWriteDeadline(deadline)
+	defer c.SetWriteDeadline(time.Time{})
+	rc, err := c.(interface {
+		SyscallConn() (syscall.RawConn, error)
+	}).SyscallConn()
+	if err != nil {
+		return err
+	}
+	var soErr error
+	werr := rc.Write(func(fd uintptr) bool {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+		if n, _ := unix.Poll(fds, 0); n == 0 {
+			return false // not yet: wait for the poller
+		}
+		v, err := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_ERROR)
+		if err != nil {
+			soErr = err
+		} else if v != 0 {
+			soErr = unix.Errno(v)
+		}
+		return true
+	})
+	if werr != nil {
+		return werr
+	}
+	return soErr
+}
+
+// Listen listens on ap inside the shell's namespace.
+func (f *Factory) Listen(ap netip.AddrPort) (net.Listener, error) {
+	fd, err := f.socket(family(ap.Addr()))
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	if err := unix.Bind(fd, sockaddr(ap)); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("listen on %s inside the shell: %w", ap, err)
+	}
+	if err := unix.Listen(fd, 512); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	file := os.NewFile(uintptr(fd), "relay-listener")
+	defer file.Close()
+	return net.FileListener(file)
+}
+
+// Close returns the spare sockets and hangs up on the init.
+func (f *Factory) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, fds := range f.pool {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}
+	f.pool = map[int][]int{}
+	if f.sock == nil {
+		return nil
+	}
+	err := f.sock.Close()
+	f.sock = nil
+	return err
+}

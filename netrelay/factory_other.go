@@ -1,0 +1,26 @@
+//go:build !linux
+
+package netrelay
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"os"
+)
+
+// Factory is unavailable here: shells have no network namespace of their
+// own, so their servers are reachable directly.
+type Factory struct{}
+
+// NewFactory returns a factory whose every call fails with ErrNoFactory.
+func NewFactory(*os.File) *Factory { return &Factory{} }
+
+// Dial fails: see Factory.
+func (*Factory) Dial(context.Context, netip.AddrPort) (net.Conn, error) { return nil, ErrNoFactory }
+
+// Listen fails: see Factory.
+func (*Factory) Listen(netip.AddrPort) (net.Listener, error) { return nil, ErrNoFactory }
+
+// Close does nothing.
+func (*Factory) Close() error { return nil }

@@ -1,0 +1,195 @@
+package shells
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/cshell/cshell/container"
+	"github.com/cshell/cshell/netrelay"
+)
+
+// exposeSpec is one exposed port as the supervisor receives it.
+type exposeSpec struct {
+	Listen string `json:"listen"` // host address, e.g. 127.0.0.1:5173
+	Port   int    `json:"port"`   // the port inside the shell
+	FD     int    `json:"fd"`     // the bound listener, inherited; 0 when not relayed
+}
+
+// bindExposes checks the --expose values and binds the host listeners, so
+// that a port in use refuses the start before anything runs. For shells
+// without a network namespace of their own the ports are only checked
+// (and the listeners closed): their servers bind the host's ports.
+func bindExposes(values []string, public, relay bool) ([]netip.AddrPort, []*net.TCPListener, error) {
+	var addrs []netip.AddrPort
+	var ls []*net.TCPListener
+	fail := func(err error) ([]netip.AddrPort, []*net.TCPListener, error) {
+		for _, l := range ls {
+			l.Close()
+		}
+		return nil, nil, err
+	}
+	seen := map[netip.AddrPort]bool{}
+	for _, v := range values {
+		ap, err := netrelay.ParseExpose(v)
+		if err != nil {
+			return fail(fmt.Errorf("%w: --expose: %v", ErrUsage, err))
+		}
+		if netrelay.Public(ap) && !public {
+			return fail(fmt.Errorf("%w: --expose %s listens beyond this machine; add --expose-public to consent, or expose 127.0.0.1:%d", ErrRefused, ap, ap.Port()))
+		}
+		if seen[ap] {
+			continue
+		}
+		seen[ap] = true
+		l, err := netrelay.Bind(ap)
+		if err != nil {
+			return fail(fmt.Errorf("%w: %v", ErrRefused, err))
+		}
+		addrs = append(addrs, ap)
+		if relay {
+			ls = append(ls, l)
+		} else {
+			l.Close()
+		}
+	}
+	return addrs, ls, nil
+}
+
+// listenerFiles duplicates listeners as files a child can inherit, and
+// closes the listeners.
+func listenerFiles(ls []*net.TCPListener) ([]*os.File, error) {
+	var files []*os.File
+	var err error
+	for _, l := range ls {
+		var f *os.File
+		if err == nil {
+			f, err = l.File()
+		}
+		l.Close()
+		if f != nil {
+			files = append(files, f)
+		}
+	}
+	if err != nil {
+		for _, f := range files {
+			f.Close()
+		}
+		return nil, err
+	}
+	return files, nil
+}
+
+// serveExposes relays each listener to its port inside the shell until ctx
+// ends; wait for the returned group before relying on the ports being shut.
+func serveExposes(ctx context.Context, f *netrelay.Factory, ls []net.Listener, ports []int, wg *sync.WaitGroup) {
+	for i, l := range ls {
+		port := ports[i]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			netrelay.Serve(ctx, l, func(ctx context.Context) (net.Conn, error) { return dialInside(ctx, f, port) })
+		}()
+	}
+}
+
+// reachSession makes the exposed ports of the session's running background
+// shells reachable at 127.0.0.1:PORT inside a foreground shell: a listener
+// inside its namespace relays to each one's host address.
+func reachSession(ctx context.Context, f *netrelay.Factory, stateDir, session string, wg *sync.WaitGroup) {
+	if stateDir == "" {
+		return
+	}
+	if _, err := os.Stat(filepath.Join(stateDir, "shells")); err != nil {
+		return
+	}
+	m, err := Open(stateDir, nil)
+	if err != nil {
+		return
+	}
+	if session == "" {
+		session = DefaultSession()
+	}
+	seen := map[uint16]bool{}
+	for _, meta := range m.List() {
+		if meta.Finished() || meta.Session != session {
+			continue
+		}
+		for _, e := range meta.Exposed {
+			host, err := netip.ParseAddrPort(e.Listen)
+			if err != nil || seen[host.Port()] {
+				continue
+			}
+			seen[host.Port()] = true
+			if host.Addr().IsUnspecified() {
+				host = netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), host.Port())
+			}
+			inner, err := f.Listen(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), host.Port()))
+			if err != nil {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var d net.Dialer
+				netrelay.Serve(ctx, inner, func(ctx context.Context) (net.Conn, error) {
+					return d.DialContext(ctx, "tcp", host.String())
+				})
+			}()
+		}
+	}
+}
+
+// Relayed reports whether an isolation gives the shell a network of its
+// own, so that its ports must be relayed (otherwise they are reachable
+// directly).
+func Relayed(iso container.Isolation) bool { return relayed(iso) }
+
+func relayed(iso container.Isolation) bool {
+	switch iso {
+	case container.Container:
+		return true
+	case container.Auto:
+		return container.DefaultIsNamespaced()
+	}
+	return false
+}
+
+// dialInside connects to a port of the shell: 127.0.0.1 first, then ::1,
+// for servers that bind localhost as IPv6 only.
+func dialInside(ctx context.Context, f *netrelay.Factory, port int) (net.Conn, error) {
+	c, err := f.Dial(ctx, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)))
+	if err == nil {
+		return c, nil
+	}
+	if c6, err6 := f.Dial(ctx, netip.AddrPortFrom(netip.IPv6Loopback(), uint16(port))); err6 == nil {
+		return c6, nil
+	}
+	return nil, err
+}
+
+// probePort reports whether a port of the shell accepts connections.
+func probePort(ctx context.Context, f *netrelay.Factory, port int) bool {
+	var c net.Conn
+	var err error
+	if f == nil { // no namespace: the server is on this machine's loopback
+		c, err = net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			c, err = net.Dial("tcp", fmt.Sprintf("[::1]:%d", port))
+		}
+	} else {
+		c, err = dialInside(ctx, f, port)
+	}
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+var errNotReady = errors.New("not ready")

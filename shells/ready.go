@@ -1,0 +1,135 @@
+package shells
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// ReadyOptions says what "ready" means for a shell.
+type ReadyOptions struct {
+	Ports   []int          // accept a connection inside the shell; nil: none
+	Log     *regexp.Regexp // a line of output matches; nil: none
+	Timeout time.Duration
+}
+
+// ErrNotReady means the timeout passed first; the shell keeps running.
+var ErrNotReady = errNotReady
+
+// ErrEnded means the shell ended before it was ready.
+var ErrEnded = fmt.Errorf("ended")
+
+// WaitReady blocks until the shell's ports accept connections inside it
+// and/or a line of its output matches, the timeout passes (ErrNotReady,
+// naming what was not ready), or the shell ends (ErrEnded).
+func (m *Manager) WaitReady(ctx context.Context, ref string, o ReadyOptions) (*Meta, error) {
+	meta, err := m.Find(ref)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(o.Timeout)
+	portsReady := len(o.Ports) == 0
+	logReady := o.Log == nil
+	var logPos int64
+	var carry []byte
+	for {
+		if !logReady {
+			logReady, logPos, carry = m.scanLog(meta.ID, o.Log, logPos, carry)
+		}
+		if !portsReady {
+			portsReady = m.probe(meta.ID, o.Ports)
+		}
+		if portsReady && logReady {
+			return meta, nil
+		}
+		if meta.Finished() {
+			return meta, fmt.Errorf("%w: shell %s %s before it was ready", ErrEnded, meta.ID, meta.StatusLine)
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			var what []string
+			if !portsReady {
+				what = append(what, fmt.Sprintf("port(s) %s accept no connection inside the shell", joinInts(o.Ports)))
+			}
+			if !logReady {
+				what = append(what, fmt.Sprintf("no line of output matches %q", o.Log.String()))
+			}
+			return meta, fmt.Errorf("%w: shell %s is not ready after %s: %s; it keeps running (cshell output %s shows why)",
+				ErrNotReady, meta.ID, o.Timeout, strings.Join(what, ", and "), meta.ID)
+		}
+		time.Sleep(50 * time.Millisecond)
+		if meta, err = m.Find(meta.ID); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// scanLog looks for a matching line in output written since pos.
+func (m *Manager) scanLog(id string, re *regexp.Regexp, pos int64, carry []byte) (bool, int64, []byte) {
+	v, err := openLogView(m.shellDir(id))
+	if err != nil {
+		return false, pos, carry
+	}
+	defer v.Close()
+	pos = max(pos, v.start)
+	for pos < v.end {
+		b, err := v.read(pos, min(v.end, pos+1<<20))
+		if err != nil || len(b) == 0 {
+			break
+		}
+		pos += int64(len(b))
+		data := append(carry, b...)
+		for {
+			i := bytes.IndexByte(data, '\n')
+			if i < 0 {
+				break
+			}
+			if re.Match(data[:i]) {
+				return true, pos, nil
+			}
+			data = data[i+1:]
+		}
+		carry = append([]byte{}, data...)
+		if len(carry) > 1<<20 { // a line that never ends: judge what we have
+			if re.Match(carry) {
+				return true, pos, nil
+			}
+			carry = carry[len(carry)-4096:]
+		}
+	}
+	return false, pos, carry
+}
+
+// probe asks the supervisor whether the ports accept connections.
+func (m *Manager) probe(id string, ports []int) bool {
+	c, err := dialControl(m.shellDir(id))
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if err := json.NewEncoder(c).Encode(request{Probe: ports}); err != nil {
+		return false
+	}
+	var r probeReply
+	if err := json.NewDecoder(c).Decode(&r); err != nil || len(r.Ready) != len(ports) {
+		return false
+	}
+	for _, ok := range r.Ready {
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,13 @@
+//go:build !linux
+
+package shells
+
+import (
+	"errors"
+	"os"
+)
+
+// socketPair is not needed here: shells have no namespaces.
+func socketPair() (*os.File, *os.File, error) {
+	return nil, nil, errors.New("shells have no network namespace here")
+}
