@@ -47,7 +47,57 @@ func testMain(m *testing.M) int {
 		who = fmt.Sprintf("unprivileged uid %d", os.Geteuid())
 	}
 	fmt.Printf("e2e: testing %s as %s\n", cshellBin, who)
-	return m.Run()
+	code := m.Run()
+	if left := leftBehind(); len(left) > 0 {
+		fmt.Printf("--- FAIL: TestNothingLeftBehind\n")
+		for _, l := range left {
+			fmt.Printf("    %s\n", l)
+		}
+		return 1
+	}
+	fmt.Printf("--- PASS: TestNothingLeftBehind (after all tests: no process, no container state)\n")
+	return code
+}
+
+// leftBehind lists what the tests left: container inits started by this
+// binary that still run, and container state whose owner died and that a
+// later start did not collect.
+func leftBehind() []string {
+	if runtime.GOOS != "linux" {
+		return nil
+	}
+	// One more run collects the state of containers whose cshell died.
+	_ = exec.Command(cshellBin, "run", "--", "true").Run()
+	var left []string
+	out, _ := exec.Command("ps", "-eo", "pid=,ppid=,args=").Output()
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 4 || f[2] != "/.cshell/cshell" || f[3] != "__pid1" {
+			continue
+		}
+		parent, _ := os.ReadFile("/proc/" + f[1] + "/cmdline")
+		if strings.HasPrefix(string(parent), cshellBin+"\x00") {
+			left = append(left, "container init still running: "+strings.Join(f, " "))
+		}
+	}
+	dir := "/run/cshell/containers"
+	if os.Geteuid() != 0 {
+		dir = filepath.Join(os.TempDir(), fmt.Sprintf("cshell-%d", os.Geteuid()), "containers")
+		if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" {
+			dir = filepath.Join(x, "cshell", "containers")
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		parts := strings.SplitN(e.Name(), "-", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if _, err := os.Stat("/proc/" + parts[1]); os.IsNotExist(err) {
+			left = append(left, "container state of a dead cshell: "+filepath.Join(dir, e.Name()))
+		}
+	}
+	return left
 }
 
 // isolations the behavioural tests run under.

@@ -404,32 +404,3 @@ func TestDoctorAndVersion(t *testing.T) {
 		t.Errorf("version: code %d out %q", r.code, r.stdout)
 	}
 }
-
-// TestNothingLeftBehind runs last (go test runs tests in file order, this
-// file after the helpers): every container's state was destroyed.
-func TestNothingLeftBehind(t *testing.T) {
-	requireLinux(t)
-	dir := "/run/cshell/containers"
-	if os.Geteuid() != 0 {
-		dir = filepath.Join(os.TempDir(), fmt.Sprintf("cshell-%d", os.Geteuid()), "containers")
-		if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" {
-			dir = filepath.Join(x, "cshell", "containers")
-		}
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatalf("read %s: %v", dir, err)
-	}
-	var left []string
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), fmt.Sprintf("run-")) {
-			left = append(left, e.Name())
-		}
-	}
-	if len(left) > 0 {
-		t.Errorf("container state left in %s: %v", dir, left)
-	}
-	if p := hostProcesses("/.cshell/cshell __pid1"); len(p) > 0 {
-		t.Errorf("container inits still running: %v", p)
-	}
-}
