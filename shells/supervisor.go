@@ -226,6 +226,7 @@ func (s *supervisor) run() error {
 
 	s.mu.Lock()
 	s.meta.Status = StatusRunning
+	s.meta.Isolation = string(runner.Isolation()) // what auto chose
 	s.meta.Pid = s.sh.Pid()
 	s.meta.PidTime = processStartTime(s.meta.Pid)
 	s.meta.Supervisor = os.Getpid()

@@ -26,6 +26,8 @@ left         how many supervisors of STATE_DIR still run, and (--before, a
              tree listing) how many of the other processes listed there are
              still alive: at the first look, and after waiting up to
              SECONDS (default 0) for all to be gone (gone_ms: when; -1: not).
+             Zombies count as gone; how many of the listed processes are
+             zombies not yet reaped at the end is shown apart.
 supervisors  pids of `cshell __supervise DIR ID` processes with DIR under
              PREFIX (for clean-up).
 
@@ -52,14 +54,25 @@ def cmdline(pid):
 
 
 def stat(pid):
-    """(ppid, starttime) of pid, or None when it is gone."""
+    """(ppid, starttime, state) of pid, or None when it is gone."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             s = f.read()
     except OSError:
         return None
     rest = s[s.rindex(")") + 2:].split()  # fields from 3 (state) on
-    return int(rest[1]), int(rest[19])
+    return int(rest[1]), int(rest[19]), rest[0]
+
+
+def alive(pid, start):
+    """pid runs (not a zombie) and is the process that started at start."""
+    st = stat(pid)
+    return st is not None and st[1] == start and st[2] != "Z"
+
+
+def zombie(pid, start):
+    st = stat(pid)
+    return st is not None and st[1] == start and st[2] == "Z"
 
 
 def status_kb(pid, *keys):
@@ -241,7 +254,7 @@ def cmd_left(a):
     def look():
         sups, _ = tree(state)
         procs = [f"{pid}:{cmd}" for pid, start, cmd in before
-                 if not is_supervisor(pid, state) and (stat(pid) or (0, -1))[1] == start]
+                 if not is_supervisor(pid, state) and alive(pid, start)]
         return sups, procs
 
     t0 = time.monotonic()
@@ -250,7 +263,11 @@ def cmd_left(a):
         time.sleep(0.02)
         sups, procs = look()
     gone = (time.monotonic() - t0) * 1000 if not (sups or procs) else -1
-    print(fmt(supervisors=sups, procs=len(procs), first_supervisors=sups0, first_procs=len(procs0), gone_ms=gone))
+    # Dead but not yet reaped: their parent died first, so whoever adopts
+    # orphans (PID 1 or a subreaper) must reap them; they hold no memory.
+    zombies = sum(zombie(pid, start) for pid, start, _ in before)
+    print(fmt(supervisors=sups, procs=len(procs), first_supervisors=sups0, first_procs=len(procs0),
+              gone_ms=gone, zombies=zombies))
     for n in procs[:5]:
         print(f"shells_probe.py left: still alive: {n}", file=sys.stderr)
     return 0
