@@ -28,7 +28,7 @@ const SuperviseArg = "__supervise"
 // earlyWindow is how long the supervisor watches a new shell before it
 // answers "running": a command that ends within it (a typo, a missing
 // program) is answered with its end instead.
-const earlyWindow = 50 * time.Millisecond
+const earlyWindow = 30 * time.Millisecond
 
 // supervisorSpec is what run -d hands to its supervisor, in spec.json
 // (mode 0600, removed once read: the environment may hold secrets).
