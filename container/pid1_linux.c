@@ -29,7 +29,9 @@ static int status_code(int ws)
 // one status byte (0, or an errno) carrying that many new, unconnected TCP
 // sockets made here, inside the shell's network namespace. A socket keeps
 // the namespace it was made in, so the supervisor connects, binds and
-// listens with them on the host side (see netrelay).
+// listens with them on the host side (see netrelay). The command starts
+// only at the request "g" (answered with status 0 and no socket), so that
+// listeners inside (the proxy, the session's ports) exist before it runs.
 #define FACTORY_FD 3
 #define MAX_BATCH 64
 
@@ -39,7 +41,8 @@ static int is_factory(void)
 	return fstat(FACTORY_FD, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
-// serve_factory answers one request; it returns -1 when the peer is gone.
+// serve_factory answers one request; it returns -1 when the peer is gone,
+// 1 for "g" (start the command), else 0.
 static int serve_factory(void)
 {
 	unsigned char req[2];
@@ -52,7 +55,9 @@ static int serve_factory(void)
 
 	if (got <= 0)
 		return -1;
-	if (got != 2 || (req[0] != '4' && req[0] != '6') || req[1] < 1 || req[1] > MAX_BATCH) {
+	if (got == 2 && req[0] == 'g') {
+		n = 0; // go: answered below; the caller starts the command
+	} else if (got != 2 || (req[0] != '4' && req[0] != '6') || req[1] < 1 || req[1] > MAX_BATCH) {
 		status = EINVAL;
 	} else {
 		family = req[0] == '4' ? AF_INET : AF_INET6;
@@ -78,7 +83,9 @@ static int serve_factory(void)
 	got = sendmsg(FACTORY_FD, &msg, MSG_NOSIGNAL);
 	for (i = 0; i < n; i++)
 		close(fds[i]);
-	return got < 0 ? -1 : 0;
+	if (got < 0)
+		return -1;
+	return req[0] == 'g' && status == 0 ? 1 : 0;
 }
 
 // reap collects every exited child, orphans included, and ends PID 1 with
@@ -117,8 +124,17 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 	sigprocmask(SIG_BLOCK, &all, &old);
 
 	factory = is_factory();
-	if (factory)
+	if (factory) {
 		fcntl(FACTORY_FD, F_SETFD, FD_CLOEXEC); // the command must not inherit it
+		// Serve until "g"; a supervisor that hangs up first ends the shell.
+		for (;;) {
+			int r = serve_factory();
+			if (r == 1)
+				break;
+			if (r < 0)
+				_exit(125);
+		}
+	}
 	child = fork();
 	if (child < 0) {
 		perror("cshell init: fork");

@@ -191,6 +191,25 @@ func (f *Factory) Listen(ap netip.AddrPort) (net.Listener, error) {
 	return net.FileListener(file)
 }
 
+// Start tells the init to start the command: the listeners the shell must
+// find are in place. Until then the init only makes sockets.
+func (f *Factory) Start() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sock == nil {
+		return net.ErrClosed
+	}
+	fd := int(f.sock.Fd())
+	if _, err := unix.Write(fd, []byte{'g', 0}); err != nil {
+		return fmt.Errorf("start the command: %w", err)
+	}
+	status := make([]byte, 1)
+	if n, err := unix.Read(fd, status); err != nil || n != 1 || status[0] != 0 {
+		return fmt.Errorf("start the command: the shell's init did not confirm (%v)", err)
+	}
+	return nil
+}
+
 // Close returns the spare sockets and hangs up on the init.
 func (f *Factory) Close() error {
 	f.mu.Lock()

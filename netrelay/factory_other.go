@@ -22,5 +22,8 @@ func (*Factory) Dial(context.Context, netip.AddrPort) (net.Conn, error) { return
 // Listen fails: see Factory.
 func (*Factory) Listen(netip.AddrPort) (net.Listener, error) { return nil, ErrNoFactory }
 
+// Start fails: see Factory.
+func (*Factory) Start() error { return ErrNoFactory }
+
 // Close does nothing.
 func (*Factory) Close() error { return nil }

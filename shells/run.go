@@ -134,6 +134,10 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 		listeners = nil // Serve owns them now
 		serveExposes(relayCtx, factory, ls, ports, &relays)
 		reachSession(relayCtx, factory, o.StateDir, o.Session, &relays)
+		if err := factory.Start(); err != nil {
+			_ = sh.Kill()
+			return 0, fmt.Errorf("%w: %v", container.ErrSandbox, err)
+		}
 	}
 
 	var term *terminalSession

@@ -250,6 +250,10 @@ func (s *supervisor) run() error {
 	}
 	if s.factory != nil {
 		serveExposes(relayCtx, s.factory, listeners, ports, &relays)
+		if err := s.factory.Start(); err != nil {
+			_ = s.sh.Kill()
+			return err
+		}
 	}
 
 	exited := make(chan container.Exit, 1)
