@@ -51,9 +51,11 @@ type ShellsConfig struct {
 	MaxLogBytes   *int64 `json:"maxLogBytes,omitempty"`
 }
 
-// NetworkConfig lists the hosts a shell may reach through the proxy.
+// NetworkConfig lists the hosts a shell may reach through the proxy, and
+// the ones it may never reach (deny wins).
 type NetworkConfig struct {
 	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
 }
 
 // FilesystemConfig adds writable and hidden paths to every shell.
@@ -123,7 +125,7 @@ func Parse(name string, data []byte) (*Config, error) {
 // misspelt or wrongly cased key is an error rather than silently unused.
 var schema = map[string]map[string]bool{
 	"shells":     {"enabled": true, "maxConcurrent": true, "notify": true, "maxLogBytes": true},
-	"network":    {"allow": true},
+	"network":    {"allow": true, "deny": true},
 	"filesystem": {"allowWrite": true, "denyRead": true},
 }
 
@@ -194,6 +196,11 @@ func (c *Config) validate() *fieldError {
 	for i, h := range c.Network.Allow {
 		if _, err := ParseHostPattern(h); err != nil {
 			return invalid(fmt.Sprintf("/network/allow/%d", i), "network.allow: %v", err)
+		}
+	}
+	for i, h := range c.Network.Deny {
+		if _, err := ParseHostPattern(h); err != nil {
+			return invalid(fmt.Sprintf("/network/deny/%d", i), "network.deny: %v", err)
 		}
 	}
 	for _, list := range []struct {

@@ -14,6 +14,7 @@ import (
 func Layer(global, project *Config, projectName string) (*Config, []string) {
 	out := *global
 	out.Network.Allow = slices.Clone(global.Network.Allow)
+	out.Network.Deny = slices.Clone(global.Network.Deny)
 	out.Filesystem.AllowWrite = slices.Clone(global.Filesystem.AllowWrite)
 	out.Filesystem.DenyRead = slices.Clone(global.Filesystem.DenyRead)
 	var warn []string
@@ -71,6 +72,11 @@ func Layer(global, project *Config, projectName string) (*Config, []string) {
 		}
 		out.Filesystem.AllowWrite = kept
 		out.writeRoots = append([]string{}, global.Filesystem.AllowWrite...)
+	}
+	for _, h := range project.Network.Deny { // denying more only tightens
+		if !slices.Contains(out.Network.Deny, h) {
+			out.Network.Deny = append(out.Network.Deny, h)
+		}
 	}
 	for _, p := range project.Filesystem.DenyRead {
 		if !slices.Contains(out.Filesystem.DenyRead, p) {

@@ -1,0 +1,93 @@
+package policy
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+func TestRulesDecide(t *testing.T) {
+	r, err := NewRules([]string{"example.test", "*.example.test", "api.other.test:443", "127.0.0.1"},
+		[]string{"secret.example.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		host string
+		port int
+		ok   bool
+		rule string
+	}{
+		{"example.test", 80, true, "allowed by example.test"},
+		{"EXAMPLE.test.", 443, true, "allowed by example.test"},
+		{"a.b.example.test", 443, true, "allowed by *.example.test"},
+		{"secret.example.test", 443, false, "denied by network.deny secret.example.test"},
+		{"api.other.test", 443, true, "allowed by api.other.test:443"},
+		{"api.other.test", 80, false, "not in the allow list"},
+		{"example.test.evil.org", 443, false, "not in the allow list"},
+		{"127.0.0.1", 8080, true, "allowed by 127.0.0.1"},
+		{"127.0.0.2", 8080, false, "not in the allow list"},
+		{"bad host", 80, false, "not a valid host name"},
+	} {
+		ok, rule := r.Decide(tc.host, tc.port)
+		if ok != tc.ok || rule != tc.rule {
+			t.Errorf("Decide(%q, %d) = %v %q, want %v %q", tc.host, tc.port, ok, rule, tc.ok, tc.rule)
+		}
+	}
+	if (&Rules{}).Empty() != true || r.Empty() {
+		t.Error("Empty")
+	}
+}
+
+func TestRulesCheckAddr(t *testing.T) {
+	r, _ := NewRules([]string{"*.example.test", "localhost", "127.0.0.1:9000"}, nil)
+	for _, tc := range []struct {
+		host string
+		addr string
+		port int
+		ok   bool
+	}{
+		{"www.example.test", "93.184.216.34", 443, true},
+		{"www.example.test", "127.0.0.1", 443, false},      // rebinding to the host
+		{"www.example.test", "169.254.169.254", 80, false}, // cloud metadata
+		{"www.example.test", "::1", 443, false},
+		{"www.example.test", "fe80::1", 443, false},
+		{"www.example.test", "0.0.0.0", 443, false},
+		{"localhost", "127.0.0.1", 80, false},  // a name, not the literal
+		{"localhost", "127.0.0.1", 9000, true}, // the literal is allowed on 9000
+		{"127.0.0.1", "127.0.0.1", 9000, true},
+		{"www.example.test", "10.1.2.3", 443, true},
+	} {
+		ok, rule := r.CheckAddr(tc.host, netip.MustParseAddr(tc.addr), tc.port)
+		if ok != tc.ok {
+			t.Errorf("CheckAddr(%q, %s, %d) = %v (%s), want %v", tc.host, tc.addr, tc.port, ok, rule, tc.ok)
+		}
+		if !ok && !strings.Contains(rule, "allow "+tc.addr+" itself") {
+			t.Errorf("rule %q gives no hint", rule)
+		}
+	}
+}
+
+func FuzzRules(f *testing.F) {
+	for _, s := range []string{"example.test", "*.example.test", "a.b.example.test", "EXAMPLE.TEST.", "127.0.0.1", "[::1]", "xn--bcher-kva.example", "bücher.example", "*.", ""} {
+		f.Add(s, s, 443)
+	}
+	f.Fuzz(func(t *testing.T, pattern, host string, port int) {
+		r, err := NewRules([]string{pattern}, nil)
+		if err != nil {
+			return
+		}
+		ok, _ := r.Decide(host, port)
+		// Deny of the same pattern always wins.
+		d, _ := NewRules([]string{pattern}, []string{pattern})
+		if ok2, _ := d.Decide(host, port); ok2 {
+			t.Fatalf("deny %q did not beat allow for %q", pattern, host)
+		}
+		// Normalising the host first changes nothing.
+		if h, err := NormalizeHost(host); err == nil {
+			if again, _ := r.Decide(h, port); again != ok {
+				t.Fatalf("Decide(%q) = %v but Decide(%q) = %v", host, ok, h, again)
+			}
+		}
+	})
+}
