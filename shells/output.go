@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/cshell/cshell/policy"
 )
 
 // Limits of one output read.
@@ -30,17 +32,17 @@ type OutputOptions struct {
 
 // OutputResult is what one read returns; the JSON form is CLI.md's.
 type OutputResult struct {
-	ID           string   `json:"id"`
-	Status       string   `json:"status"`
-	StatusLine   string   `json:"status_line"`
-	ExitCode     *int     `json:"exit_code"`
-	Signal       string   `json:"signal"`
-	Output       string   `json:"output"`
-	FromByte     int64    `json:"from_byte"`
-	ToByte       int64    `json:"to_byte"`
-	SkippedBytes int64    `json:"skipped_bytes"` // left out by the 64 KiB cap
-	DroppedBytes int64    `json:"dropped_bytes"` // asked for, but dropped by the log cap
-	Violations   []string `json:"violations"`
+	ID           string             `json:"id"`
+	Status       string             `json:"status"`
+	StatusLine   string             `json:"status_line"`
+	ExitCode     *int               `json:"exit_code"`
+	Signal       string             `json:"signal"`
+	Output       string             `json:"output"`
+	FromByte     int64              `json:"from_byte"`
+	ToByte       int64              `json:"to_byte"`
+	SkippedBytes int64              `json:"skipped_bytes"` // left out by the 64 KiB cap
+	DroppedBytes int64              `json:"dropped_bytes"` // asked for, but dropped by the log cap
+	Violations   []policy.Violation `json:"violations"`
 
 	// Notes are the human lines about skipped and dropped bytes.
 	Notes []string `json:"-"`
@@ -96,7 +98,7 @@ func (m *Manager) Output(ctx context.Context, ref string, o OutputOptions) (*Out
 	defer v.Close()
 
 	r := &OutputResult{ID: meta.ID, Status: meta.Status, StatusLine: meta.StatusLine,
-		ExitCode: meta.ExitCode, Signal: meta.Signal, Violations: []string{}}
+		ExitCode: meta.ExitCode, Signal: meta.Signal, Violations: []policy.Violation{}}
 	if from < v.start {
 		r.DroppedBytes = v.start - from
 		r.Notes = append(r.Notes, fmt.Sprintf("[cshell: %d bytes before byte %d were dropped by the log cap (shells.maxLogBytes)]", r.DroppedBytes, v.start))
@@ -127,7 +129,10 @@ func (m *Manager) Output(ctx context.Context, ref string, o OutputOptions) (*Out
 		if _, err := f.Seek(cur.Violations, 0); err == nil {
 			sc := bufio.NewScanner(f)
 			for sc.Scan() {
-				r.Violations = append(r.Violations, sc.Text())
+				var v policy.Violation
+				if json.Unmarshal(sc.Bytes(), &v) == nil {
+					r.Violations = append(r.Violations, v)
+				}
 				cur.Violations += int64(len(sc.Bytes()) + 1)
 			}
 		}
@@ -236,7 +241,7 @@ func (r *OutputResult) Text() string {
 		sb.WriteString("\n")
 	}
 	for _, v := range r.Violations {
-		sb.WriteString("violation: " + v + "\n")
+		sb.WriteString("violation: " + describeViolation(v) + "\n")
 	}
 	return sb.String()
 }

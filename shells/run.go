@@ -47,6 +47,10 @@ type RunOptions struct {
 	ExposePublic bool
 	StateDir     string
 	Session      string
+
+	// AllowHosts may be reached through the shell's proxy, besides the
+	// config's network.allow.
+	AllowHosts []string
 }
 
 // Run runs a command in the foreground and returns its exit code (128+N
@@ -63,6 +67,14 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	cfg := o.Config
+	if cfg == nil {
+		cfg = &policy.Config{}
+	}
+	rules, _, err := networkRules(o.AllowHosts, cfg)
+	if err != nil {
+		return 0, err
+	}
 	o.FS.Config = o.Config
 	fsys, err := policy.NewFilesystem(o.FS)
 	if err != nil {
@@ -73,6 +85,9 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 		return 0, err
 	}
 	relay := runner.Isolation() == container.Container
+	if relay && !rules.Empty() {
+		env = proxyEnv(env)
+	}
 	_, listeners, err := bindExposes(o.Expose, o.ExposePublic, relay)
 	if err != nil {
 		return 0, err
@@ -134,6 +149,12 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 		listeners = nil // Serve owns them now
 		serveExposes(relayCtx, factory, ls, ports, &relays)
 		reachSession(relayCtx, factory, o.StateDir, o.Session, &relays)
+		if !rules.Empty() {
+			if err := startProxy(relayCtx, factory, rules, violationNote(o.Stderr), &relays); err != nil {
+				_ = sh.Kill()
+				return 0, fmt.Errorf("%w: %v", container.ErrSandbox, err)
+			}
+		}
 		if err := factory.Start(); err != nil {
 			_ = sh.Kill()
 			return 0, fmt.Errorf("%w: %v", container.ErrSandbox, err)

@@ -58,6 +58,10 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 	if err != nil {
 		return nil, err
 	}
+	rules, allow, err := networkRules(o.AllowHosts, cfg)
+	if err != nil {
+		return nil, err
+	}
 	o.FS.Config = cfg
 	fsys, err := policy.NewFilesystem(o.FS)
 	if err != nil {
@@ -68,6 +72,9 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 		grace = DefaultGrace
 	}
 	relay := relayed(o.Isolation)
+	if relay && !rules.Empty() {
+		env = proxyEnv(env)
+	}
 	addrs, ls, err := bindExposes(o.Expose, o.ExposePublic, relay)
 	if err != nil {
 		return nil, err
@@ -116,7 +123,7 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 		meta = &Meta{
 			ID: id, Name: o.Name, Session: o.Session, Command: command, Status: StatusStarting,
 			StartedAt: time.Now(), Log: filepath.Join(m.shellDir(id), logName), Exposed: exposed,
-			AllowHosts: append([]string{}, cfg.Network.Allow...), Workdir: fsys.Workdir,
+			AllowHosts: append([]string{}, allow...), Workdir: fsys.Workdir,
 			Isolation: string(o.Isolation), Timeout: o.Timeout.Seconds(),
 		}
 		for _, f := range []string{logName, "violations.log"} {
@@ -132,7 +139,7 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 	spec := supervisorSpec{
 		Command: command, Env: env, FS: fsys, Isolation: o.Isolation, Timeout: o.Timeout,
 		Grace: grace, OwnerPid: o.OwnerPid, MaxLogBytes: cfg.MaxLogBytes(), Notify: cfg.Notify(),
-		Exposes: exposes,
+		Exposes: exposes, Allow: allow, Deny: cfg.Network.Deny,
 	}
 	if err := m.spawn(meta.ID, spec, listeners); err != nil {
 		_ = os.RemoveAll(m.shellDir(meta.ID))

@@ -43,6 +43,8 @@ type supervisorSpec struct {
 	MaxLogBytes int64               `json:"max_log_bytes"`
 	Notify      string              `json:"notify"`
 	Exposes     []exposeSpec        `json:"exposes"`
+	Allow       []string            `json:"allow"` // hosts for the proxy; none: no proxy
+	Deny        []string            `json:"deny"`
 }
 
 // answer is the supervisor's one word to run -d, on fd 3.
@@ -250,6 +252,16 @@ func (s *supervisor) run() error {
 	}
 	if s.factory != nil {
 		serveExposes(relayCtx, s.factory, listeners, ports, &relays)
+		if len(s.spec.Allow) > 0 {
+			rules, err := policy.NewRules(s.spec.Allow, s.spec.Deny)
+			if err == nil {
+				err = startProxy(relayCtx, s.factory, rules, violationLog(filepath.Join(s.dir(), "violations.log")), &relays)
+			}
+			if err != nil {
+				_ = s.sh.Kill()
+				return err
+			}
+		}
 		if err := s.factory.Start(); err != nil {
 			_ = s.sh.Kill()
 			return err

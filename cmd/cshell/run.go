@@ -18,6 +18,7 @@ import (
 )
 
 type runOptions struct {
+	allowHosts   []string
 	expose       []string
 	exposePublic bool
 	ready        bool
@@ -52,6 +53,7 @@ are hidden; the network is loopback only.`,
   cshell run -e CI=1 -w ./app -- 'make -j4 && ./bin/check'
   cshell run --hide ~/.config/secret --ro ./vendor -- go build ./...
   cshell run --timeout 5m -- ./long-build.sh
+  cshell run --allow-host registry.npmjs.org -- npm ci
   cshell run -d --name web --expose 5173 --ready -- npm run dev
   cshell output web --wait 10`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -77,6 +79,7 @@ are hidden; the network is loopback only.`,
 	f.StringVar(&o.name, "name", "", "label shown by ps; usable instead of the id")
 	f.StringVar(&o.session, "session", "", "group shells (default $CSHELL_SESSION, else default)")
 	f.IntVar(&o.ownerPid, "owner-pid", 0, "end the shell when this process exits")
+	f.StringArrayVar(&o.allowHosts, "allow-host", nil, "host the shell may reach through its proxy: example.com, *.example.com, host:port (repeatable)")
 	f.StringArrayVar(&o.expose, "expose", nil, "relay a port of the shell to this machine: PORT or HOST:PORT (repeatable)")
 	f.BoolVar(&o.exposePublic, "expose-public", false, "consent to an --expose address beyond loopback (0.0.0.0:PORT)")
 	f.BoolVar(&o.ready, "ready", false, "with -d: answer once every exposed port accepts a connection inside the shell")
@@ -123,6 +126,7 @@ func runForeground(cmd *cobra.Command, g *globals, o *runOptions, args []string)
 		Log:       g.log,
 	}
 	ro.Expose, ro.ExposePublic = o.expose, o.exposePublic
+	ro.AllowHosts = o.allowHosts
 	ro.StateDir = g.stateDirPath()
 	ro.Session = o.session
 	if o.background {

@@ -1,0 +1,260 @@
+package netrelay
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// testProxy runs a Proxy on loopback that allows only "allowed.test"
+// (dialing the given upstream instead) and records refusals.
+type testProxy struct {
+	addr    string
+	mu      sync.Mutex
+	refused []string
+}
+
+func newTestProxy(t *testing.T, upstream string) *testProxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := &testProxy{addr: l.Addr().String()}
+	p := &Proxy{
+		Dial: func(ctx context.Context, host string, port int) (net.Conn, error) {
+			if host != "allowed.test" {
+				return nil, &Refusal{Rule: "not in the allow list"}
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", upstream)
+		},
+		Refused: func(host string, port int, method, rule string) {
+			tp.mu.Lock()
+			tp.refused = append(tp.refused, fmt.Sprintf("%s %s:%d %s", method, host, port, rule))
+			tp.mu.Unlock()
+		},
+		MaxConns:         8,
+		HandshakeTimeout: 2 * time.Second,
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { p.Serve(ctx, l); close(done) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Error("the proxy did not stop")
+		}
+	})
+	return tp
+}
+
+func upstreamServer(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "upstream saw %s %s host=%s\n", r.Method, r.URL.RequestURI(), r.Host)
+	})}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return l.Addr().String()
+}
+
+func TestProxyHTTPAndConnect(t *testing.T) {
+	tp := newTestProxy(t, upstreamServer(t))
+	// Plain HTTP proxy request.
+	c, err := net.Dial("tcp", tp.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(c, "GET http://allowed.test/x?y=1 HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	c.Close()
+	if resp.StatusCode != 200 || string(body) != "upstream saw GET /x?y=1 host=allowed.test\n" {
+		t.Errorf("GET: %d %q", resp.StatusCode, body)
+	}
+	// CONNECT, then HTTP through the tunnel.
+	c, _ = net.Dial("tcp", tp.addr)
+	fmt.Fprintf(c, "CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n")
+	br := bufio.NewReader(c)
+	resp, err = http.ReadResponse(br, &http.Request{Method: "CONNECT"})
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	fmt.Fprintf(c, "GET /tunnel HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n")
+	resp, err = http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	c.Close()
+	if string(body) != "upstream saw GET /tunnel host=allowed.test\n" {
+		t.Errorf("through the tunnel: %q", body)
+	}
+	// Refusals: 403 and a record.
+	for _, req := range []string{
+		"GET http://blocked.test/ HTTP/1.1\r\nHost: blocked.test\r\n\r\n",
+		"CONNECT blocked.test:443 HTTP/1.1\r\nHost: blocked.test:443\r\n\r\n",
+	} {
+		c, _ := net.Dial("tcp", tp.addr)
+		io.WriteString(c, req)
+		resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: strings.Fields(req)[0]})
+		c.Close()
+		if err != nil || resp.StatusCode != 403 {
+			t.Errorf("%q: %v %v", req, resp, err)
+		}
+	}
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	if strings.Join(tp.refused, "|") != "GET blocked.test:80 not in the allow list|CONNECT blocked.test:443 not in the allow list" {
+		t.Errorf("refusals recorded: %q", tp.refused)
+	}
+}
+
+func socksConnect(t *testing.T, addr string, atyp byte, dest []byte, port int) (net.Conn, byte) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Write([]byte{5, 1, 0})
+	hello := make([]byte, 2)
+	if _, err := io.ReadFull(c, hello); err != nil || hello[1] != 0 {
+		t.Fatalf("greeting: %v %v", hello, err)
+	}
+	req := append([]byte{5, 1, 0, atyp}, dest...)
+	req = binary.BigEndian.AppendUint16(req, uint16(port))
+	c.Write(req)
+	reply := make([]byte, 10)
+	if _, err := io.ReadFull(c, reply); err != nil {
+		t.Fatalf("reply: %v", err)
+	}
+	return c, reply[1]
+}
+
+func TestProxySOCKS5(t *testing.T) {
+	tp := newTestProxy(t, upstreamServer(t))
+	name := "allowed.test"
+	c, code := socksConnect(t, tp.addr, 3, append([]byte{byte(len(name))}, name...), 80)
+	if code != 0 {
+		t.Fatalf("SOCKS5 CONNECT allowed.test: reply %d", code)
+	}
+	fmt.Fprintf(c, "GET /socks HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	c.Close()
+	if string(body) != "upstream saw GET /socks host=allowed.test\n" {
+		t.Errorf("body %q", body)
+	}
+	a := netip.MustParseAddr("10.9.8.7").As4()
+	c, code = socksConnect(t, tp.addr, 1, a[:], 80)
+	c.Close()
+	if code != socksNotAllowed {
+		t.Errorf("refused address: reply %d, want %d", code, socksNotAllowed)
+	}
+}
+
+// FuzzProxy sends arbitrary bytes as the start of a connection: the proxy
+// answers or hangs up, and never crashes (a panic in its goroutines ends
+// the test binary).
+func FuzzProxy(f *testing.F) {
+	for _, s := range []string{
+		"GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+		"CONNECT allowed.test:443 HTTP/1.1\r\n\r\n",
+		"CONNECT :0 HTTP/1.1\r\n\r\n",
+		"GET / HTTP/1.1\r\n\r\n",
+		"\x05\x01\x00\x05\x01\x00\x03\x0callowed.test\x00\x50",
+		"\x05\x01\x00\x05\x01\x00\x03\x00\x00\x50",
+		"\x05\x00",
+		"\x05\xff",
+		"\x05\x01\x00\x05\x02\x00\x01\x7f\x00\x00\x01\x00\x50",
+		"\x05\x01\x00\x05\x01\x00\x09",
+		"GET http://[::1 HTTP/1.1\r\n\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	var tp *testProxy // one proxy for every input; the fuzz process ends it
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if tp == nil {
+			tp = newTestProxyNoCleanup(upstreamServer(t))
+		}
+		c, err := net.Dial("tcp", tp.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write(data)
+		c.(*net.TCPConn).CloseWrite()
+		c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		io.Copy(io.Discard, c)
+	})
+}
+
+// newTestProxyNoCleanup is newTestProxy for a fuzz target's shared proxy.
+func newTestProxyNoCleanup(upstream string) *testProxy {
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	tp := &testProxy{addr: l.Addr().String()}
+	p := &Proxy{Dial: func(ctx context.Context, host string, port int) (net.Conn, error) {
+		if host != "allowed.test" {
+			return nil, &Refusal{Rule: "not in the allow list"}
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", upstream)
+	}, HandshakeTimeout: time.Second}
+	go p.Serve(context.Background(), l)
+	return tp
+}
+
+func TestProxyConnectionCap(t *testing.T) {
+	tp := newTestProxy(t, upstreamServer(t)) // MaxConns 8
+	var held []net.Conn
+	for i := 0; i < 8; i++ {
+		c, err := net.Dial("tcp", tp.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte{5}) // a SOCKS client that never finishes its greeting
+		held = append(held, c)
+	}
+	time.Sleep(100 * time.Millisecond)
+	c, err := net.Dial("tcp", tp.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Error("a connection over the cap was served")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Error("a connection over the cap was left hanging instead of closed")
+	}
+	c.Close()
+	// The stalled clients are dropped after the handshake timeout (2 s).
+	for _, h := range held {
+		h.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.ReadAll(h); err != nil {
+			t.Errorf("a stalled client was not dropped: %v", err)
+		}
+		h.Close()
+	}
+}
