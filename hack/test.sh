@@ -24,7 +24,7 @@ step() { printf '\n=== %s\n' "$*"; }
 
 step "host set-up"
 need=()
-for pkg in procps python3 util-linux passwd gcc; do
+for pkg in procps python3 util-linux passwd gcc curl iproute2; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -2,6 +2,7 @@ package shells
 
 import (
 	"bytes"
+	"errors"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,7 +22,16 @@ type ReadyOptions struct {
 var ErrNotReady = errNotReady
 
 // ErrEnded means the shell ended before it was ready.
-var ErrEnded = fmt.Errorf("ended")
+var ErrEnded = errors.New("ended before it was ready")
+
+// readyError is a sentence for the user that still matches its sentinel.
+type readyError struct {
+	msg  string
+	kind error
+}
+
+func (e *readyError) Error() string { return e.msg }
+func (e *readyError) Unwrap() error { return e.kind }
 
 // WaitReady blocks until the shell's ports accept connections inside it
 // and/or a line of its output matches, the timeout passes (ErrNotReady,
@@ -47,7 +57,7 @@ func (m *Manager) WaitReady(ctx context.Context, ref string, o ReadyOptions) (*M
 			return meta, nil
 		}
 		if meta.Finished() {
-			return meta, fmt.Errorf("%w: shell %s %s before it was ready", ErrEnded, meta.ID, meta.StatusLine)
+			return meta, &readyError{fmt.Sprintf("shell %s %s before it was ready", meta.ID, meta.StatusLine), ErrEnded}
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			var what []string
@@ -57,8 +67,8 @@ func (m *Manager) WaitReady(ctx context.Context, ref string, o ReadyOptions) (*M
 			if !logReady {
 				what = append(what, fmt.Sprintf("no line of output matches %q", o.Log.String()))
 			}
-			return meta, fmt.Errorf("%w: shell %s is not ready after %s: %s; it keeps running (cshell output %s shows why)",
-				ErrNotReady, meta.ID, o.Timeout, strings.Join(what, ", and "), meta.ID)
+			return meta, &readyError{fmt.Sprintf("shell %s is not ready after %s: %s; it keeps running (cshell output %s shows why)",
+				meta.ID, o.Timeout, strings.Join(what, ", and "), meta.ID), ErrNotReady}
 		}
 		time.Sleep(50 * time.Millisecond)
 		if meta, err = m.Find(meta.ID); err != nil {

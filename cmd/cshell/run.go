@@ -160,7 +160,7 @@ func loadConfig(g *globals, home, projectDir string) (*policy.Config, error) {
 		return nil, err
 	}
 	for _, w := range warnings {
-		g.log.Warn(w)
+		fmt.Fprintf(g.stderr, "cshell: warning: %s\n", w)
 	}
 	return cfg, nil
 }
