@@ -30,7 +30,7 @@ func upstream(t *testing.T, tls bool) (*httptest.Server, int) {
 	return s, s.Listener.Addr().(*net.TCPAddr).Port
 }
 
-// viaProxy is curl through the shell's proxy; --noproxy '' because the
+// viaProxy is curl through the shell's proxy; --noproxy ” because the
 // shell's NO_PROXY lists 127.0.0.1, which here is the test's upstream.
 func viaProxy(args string) string {
 	return `curl -sS --noproxy '' --max-time 10 ` + args
