@@ -29,11 +29,11 @@ PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$PORT/1" && break; sleep 0.1; done
 
 # run_as USER CMD: the command as that user, in a directory it owns.
+# shellcheck disable=SC2016 # the inner sh expands "$0" and "$@"
 run_as() {
 	local user=$1; shift
 	if [ "$user" = root ]; then (cd "$W" && "$@"); else
 		setpriv --reuid "$user" --regid "$user" --init-groups env -i PATH=/usr/bin:/bin HOME="$W/home-$user" \
-			# shellcheck disable=SC2016 # expanded by the inner sh
 			XDG_RUNTIME_DIR= TMPDIR=/var/tmp sh -c 'cd "$0" && exec "$@"' "$W/home-$user" "$@"
 	fi
 }
