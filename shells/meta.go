@@ -34,6 +34,7 @@ type Meta struct {
 	Name           string     `json:"name"`
 	Session        string     `json:"session"`
 	Command        string     `json:"command"`
+	Description    string     `json:"description,omitempty"` // from the MCP bash tool
 	Status         string     `json:"status"`
 	StatusLine     string     `json:"status_line"`
 	ExitCode       *int       `json:"exit_code"`

@@ -14,8 +14,9 @@ import (
 // StartOptions is one `cshell run -d`.
 type StartOptions struct {
 	RunOptions
-	Name     string
-	OwnerPid int
+	Name        string
+	OwnerPid    int
+	Description string
 }
 
 // Started is the answer to run -d: the shell's record, and its output
@@ -121,7 +122,7 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 			return err
 		}
 		meta = &Meta{
-			ID: id, Name: o.Name, Session: o.Session, Command: command, Status: StatusStarting,
+			ID: id, Name: o.Name, Session: o.Session, Command: command, Description: o.Description, Status: StatusStarting,
 			StartedAt: time.Now(), Log: filepath.Join(m.shellDir(id), logName), Exposed: exposed,
 			AllowHosts: append([]string{}, allow...), Workdir: fsys.Workdir,
 			Isolation: string(o.Isolation), Timeout: o.Timeout.Seconds(),

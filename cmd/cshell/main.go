@@ -10,9 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -85,9 +83,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == shells.SuperviseArg {
 		os.Exit(shells.Supervise(os.Args[2:]))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGPIPE)
-	defer stop()
-	os.Exit(execute(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	// No signal ends the context here: a foreground run passes signals on
+	// to its command, and serve catches its own.
+	os.Exit(execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -168,6 +166,6 @@ the working directory; secrets hidden; no network but loopback.`,
 		return usageError("%v; see cshell %s --help", err, c.Name())
 	})
 	root.AddCommand(newRunCmd(g), newOutputCmd(g), newKillCmd(g), newPsCmd(g), newLogsCmd(g),
-		newWaitCmd(g), newWaitReadyCmd(g), newCleanCmd(g), newEventsCmd(g), newDoctorCmd(g), newVersionCmd(g))
+		newWaitCmd(g), newWaitReadyCmd(g), newCleanCmd(g), newEventsCmd(g), newServeCmd(g), newDoctorCmd(g), newVersionCmd(g))
 	return root
 }

@@ -58,7 +58,7 @@ def inside(shell_pid, port):
 
 def hung_up(s):
     try:
-        return s.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        return s.recv(1, socket.MSG_PEEK) == b""
     except BlockingIOError:
         return False
     except OSError:
@@ -97,6 +97,7 @@ def main():
     try:
         for _ in range(a.n):
             s = socket.create_connection(("127.0.0.1", a.port), timeout=5)
+            s.setblocking(False)  # plain non-blocking: the probes below must not wait
             socks.append(s)
         if not wait_for(lambda: inside(a.shell_pid, a.port) - base >= a.n, 10):
             ok = False

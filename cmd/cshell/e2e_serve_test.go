@@ -1,0 +1,200 @@
+//go:build e2e
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mcpClient drives `cshell serve` over stdio with the Go SDK's client.
+type mcpClient struct {
+	t       *testing.T
+	cs      *mcp.ClientSession
+	cmd     *exec.Cmd
+	notices chan string
+	state   string
+}
+
+func startServe(t *testing.T, cfg string, extra ...string) *mcpClient {
+	t.Helper()
+	c := &mcpClient{t: t, notices: make(chan string, 16), state: t.TempDir()}
+	args := []string{"--state-dir", c.state}
+	if cfg != "" {
+		args = append(args, "--config", cfg)
+	}
+	c.cmd = exec.Command(cshellBin, append(append(args, "serve"), extra...)...)
+	c.cmd.Dir = t.TempDir()
+	c.cmd.Stderr = os.Stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "cshell-e2e", Version: "1"}, &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			c.notices <- fmt.Sprint(r.Params.Data)
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: c.cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect to cshell serve: %v", err)
+	}
+	c.cs = cs
+	t.Cleanup(func() { cs.Close() })
+	return c
+}
+
+// call calls a tool and returns its text and whether it is a tool error.
+func (c *mcpClient) call(name string, args map[string]any) (string, bool) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	r, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		c.t.Fatalf("%s: protocol error %v", name, err)
+	}
+	var text strings.Builder
+	for _, content := range r.Content {
+		if tc, ok := content.(*mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	return text.String(), r.IsError
+}
+
+func TestServeTools(t *testing.T) {
+	c := startServe(t, "")
+	ctx := context.Background()
+	tools, err := c.cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas := map[string]string{}
+	for _, tool := range tools.Tools {
+		b, _ := json.Marshal(tool.InputSchema)
+		schemas[tool.Name] = string(b)
+	}
+	for name, field := range map[string]string{"bash": "run_in_background", "bash_output": "wait_seconds", "kill_shell": "grace_seconds", "list_shells": "object"} {
+		if !strings.Contains(schemas[name], field) {
+			t.Errorf("tool %s: schema %q lacks %q", name, schemas[name], field)
+		}
+	}
+
+	// Foreground: output and exit code, in the sandbox.
+	text, isErr := c.call("bash", map[string]any{"command": "echo out; echo err >&2; touch /usr/x 2>/dev/null || echo read-only; exit 3"})
+	if isErr || text != "out\nerr\nread-only\nexit code 3" {
+		t.Errorf("foreground bash: %q (error %v)", text, isErr)
+	}
+	// The cap: 30,000 characters, saying how much was cut.
+	text, _ = c.call("bash", map[string]any{"command": "head -c 50000 /dev/zero | tr '\\0' x"})
+	if !strings.HasPrefix(text, "[20000 characters cut from the start; the last 30000 follow]\n") {
+		t.Errorf("long output: %.100q", text)
+	}
+
+	// Background: an id at once, then bash_output with wait_seconds.
+	text, isErr = c.call("bash", map[string]any{"command": "sleep 1; echo the-expected-line; sleep 300", "run_in_background": true, "description": "waits"})
+	if isErr || !strings.HasPrefix(text, "started shell 1\n") {
+		t.Fatalf("background bash: %q", text)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	var got string
+	for !strings.Contains(got, "the-expected-line") && time.Now().Before(deadline) {
+		out, isErr := c.call("bash_output", map[string]any{"bash_id": "1", "wait_seconds": 5})
+		if isErr {
+			t.Fatalf("bash_output: %q", out)
+		}
+		got += out
+	}
+	if !strings.Contains(got, "the-expected-line") || !strings.Contains(got, "running for") {
+		t.Errorf("bash_output never showed the line: %q", got)
+	}
+	text, _ = c.call("list_shells", map[string]any{})
+	var list []map[string]any
+	if err := json.Unmarshal([]byte(text), &list); err != nil || len(list) != 1 || list[0]["status"] != "running" ||
+		!strings.HasPrefix(fmt.Sprint(list[0]["session"]), "mcp-") || list[0]["description"] != "waits" {
+		t.Errorf("list_shells: %q", text)
+	}
+	text, isErr = c.call("kill_shell", map[string]any{"shell_id": "1", "grace_seconds": 1})
+	if isErr || text != "killed 1: sleep 1; echo the-expected-line; sleep 300" {
+		t.Errorf("kill_shell: %q", text)
+	}
+
+	// Bad arguments are tool errors with a sentence.
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"bash_output", map[string]any{"bash_id": "1", "filter": "(unclosed"}, "not a valid regular expression"},
+		{"bash_output", map[string]any{"bash_id": "99"}, "no such shell 99"},
+		{"kill_shell", map[string]any{"shell_id": "99"}, "no such shell 99"},
+		{"kill_shell", map[string]any{"shell_id": "1", "signal": "BOGUS"}, "use TERM, INT, HUP or KILL"},
+		{"bash", map[string]any{"command": ""}, "command is empty"},
+		{"bash", map[string]any{"command": 42}, "command"},
+	} {
+		text, isErr := c.call(tc.tool, tc.args)
+		if !isErr || !strings.Contains(text, tc.want) {
+			t.Errorf("%s %v: %q (error %v), want a tool error saying %q", tc.tool, tc.args, text, isErr, tc.want)
+		}
+	}
+}
+
+func TestServeWakeNoticeAndSessionEnd(t *testing.T) {
+	c := startServe(t, "")
+	ctx := context.Background()
+	if err := c.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	text, _ := c.call("bash", map[string]any{"command": "sleep 0.5; echo finishing; exit 5", "run_in_background": true})
+	if !strings.HasPrefix(text, "started shell 1") {
+		t.Fatalf("bash: %q", text)
+	}
+	select {
+	case n := <-c.notices:
+		if !strings.Contains(n, "shell 1") || !strings.Contains(n, "exit code 5") || !strings.Contains(n, "finishing") {
+			t.Errorf("notice %q", n)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("no wake notice after the shell ended by itself")
+	}
+
+	// Closing the client ends every shell the server started.
+	marker := fmt.Sprintf("%d", 520000+os.Getpid()%10000)
+	for i := 0; i < 2; i++ {
+		if text, _ := c.call("bash", map[string]any{"command": "sleep " + marker, "run_in_background": true}); !strings.HasPrefix(text, "started shell") {
+			t.Fatalf("bash: %q", text)
+		}
+	}
+	waitCount(t, "sleep "+marker, 2, 5*time.Second)
+	c.cs.Close()
+	waitGone(t, "sleep "+marker, 15*time.Second)
+	b, _ := os.ReadFile(filepath.Join(c.state, "shells", "2", "meta.json"))
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	if m["status_line"] != "killed (session ended)" {
+		t.Errorf("shell 2 after the session: %v", m["status_line"])
+	}
+}
+
+func TestServeNoteNotices(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "config.json")
+	writeFile(t, cfg, `{"shells": {"notify": "note"}}`)
+	c := startServe(t, cfg)
+	c.call("bash", map[string]any{"command": "exit 7", "run_in_background": true})
+	c.call("bash", map[string]any{"command": "sleep 0.3; exit 8", "run_in_background": true})
+	time.Sleep(1500 * time.Millisecond)
+	text, _ := c.call("list_shells", map[string]any{})
+	if !strings.Contains(text, "[cshell notice] shell 2") || !strings.Contains(text, "exit code 8") {
+		t.Errorf("no note after the result: %q", text)
+	}
+	if text, _ := c.call("list_shells", map[string]any{}); strings.Contains(text, "[cshell notice]") {
+		t.Errorf("a note told twice: %q", text)
+	}
+}

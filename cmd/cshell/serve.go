@@ -1,0 +1,80 @@
+package main
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cshell/cshell/container"
+	"github.com/cshell/cshell/policy"
+	"github.com/cshell/cshell/shells"
+)
+
+func newServeCmd(g *globals) *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "serve [policy flags]",
+		Short: "Serve the shells as Model Context Protocol tools over stdio",
+		Long: `Speak the Model Context Protocol on stdin and stdout, with the tools bash,
+bash_output, kill_shell and list_shells. The policy flags apply to every
+tool call. The server's shells form a session of their own: when the server
+ends (stdin closed, a signal, or killed), every shell it started ends too.
+
+Register it with an agent host, for example:
+  {"mcpServers": {"cshell": {"command": "cshell", "args": ["serve", "--allow-host", "registry.npmjs.org"]}}}`,
+		Example: `  cshell serve
+  cshell serve -w ~/src/app --allow-host '*.github.com' --hide ~/.config/secret`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			iso, err := container.ParseIsolation(o.isolation)
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			cwd, err := os.Getwd()
+			if err != nil {
+				return err
+			}
+			home, _ := os.UserHomeDir()
+			projectDir := cwd
+			if o.workdir != "" {
+				if projectDir, err = policy.ExpandPath(o.workdir, home, cwd); err != nil {
+					return &exitError{code: exitUsage, err: err}
+				}
+			}
+			cfg, err := loadConfig(g, home, projectDir)
+			if err != nil {
+				return err
+			}
+			// Check the policy once, so that bad flags fail now rather than
+			// on every tool call.
+			req := policy.FilesystemRequest{Home: home, Cwd: cwd, Workdir: o.workdir, RW: o.rw, RO: o.ro, Hide: o.hide, Config: cfg}
+			if _, err := policy.NewFilesystem(req); err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			m, err := g.manager()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+			defer stop()
+			return m.Serve(ctx, shells.ServeOptions{
+				Run: shells.RunOptions{Isolation: iso, FS: req, Env: o.env, Config: cfg, AllowHosts: o.allowHosts,
+					StateDir: g.stateDirPath(), Stderr: g.stderr, Log: g.log},
+				Version: version,
+				In:      os.Stdin,
+				Out:     os.Stdout,
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.workdir, "workdir", "w", "", "working directory of every shell, writable inside (default: current directory)")
+	f.StringArrayVar(&o.rw, "rw", nil, "extra writable path (repeatable)")
+	f.StringArrayVar(&o.ro, "ro", nil, "extra read-only path (repeatable)")
+	f.StringArrayVar(&o.hide, "hide", nil, "path made unreadable (repeatable)")
+	f.StringArrayVarP(&o.env, "env", "e", nil, "environment for every command, KEY=VALUE (repeatable)")
+	f.StringArrayVar(&o.allowHosts, "allow-host", nil, "host shells may reach through their proxy (repeatable)")
+	f.StringVar(&o.isolation, "isolation", "auto", "auto|container|process")
+	return cmd
+}
