@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
 	"sync"
+	"time"
 )
 
 // Pipe copies bytes both ways between a and b until both directions end,
@@ -14,6 +16,8 @@ import (
 // whole response; an error in either direction ends both at once. Between
 // two TCP sockets io.Copy splices on Linux: the bytes stay in the kernel.
 func Pipe(a, b net.Conn) {
+	connStarted()
+	defer connEnded()
 	var once sync.Once
 	closeBoth := func() { once.Do(func() { a.Close(); b.Close() }) }
 	done := make(chan struct{})
@@ -38,6 +42,35 @@ func copyHalf(dst, src net.Conn, abort func()) {
 		}
 	}
 	abort()
+}
+
+// idle counts relayed connections in this process; when the last one
+// ends, a garbage collection returns the pipes that splicing kept in Go's
+// pool (they are freed only by a collection, which an idle supervisor
+// might never run) and the memory the connections used.
+var idle struct {
+	sync.Mutex
+	active int
+	last   time.Time
+}
+
+func connStarted() {
+	idle.Lock()
+	idle.active++
+	idle.Unlock()
+}
+
+func connEnded() {
+	idle.Lock()
+	idle.active--
+	collect := idle.active == 0 && time.Since(idle.last) > time.Second
+	if collect {
+		idle.last = time.Now()
+	}
+	idle.Unlock()
+	if collect {
+		go runtime.GC()
+	}
 }
 
 // DialFunc opens the far side of one relayed connection.

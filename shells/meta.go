@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -165,13 +164,4 @@ func writeAtomic(path string, data []byte) error {
 		return err
 	}
 	return nil
-}
-
-// shortCommand trims a command for one-line display.
-func shortCommand(c string) string {
-	c = strings.Join(strings.Fields(c), " ")
-	if len(c) > 60 {
-		return c[:57] + "..."
-	}
-	return c
 }

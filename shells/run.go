@@ -85,8 +85,11 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 		return 0, err
 	}
 	relay := runner.Isolation() == container.Container
-	if relay && !rules.Empty() {
-		env = proxyEnv(env)
+	if relay {
+		env = sandboxEnv(env, o.Env)
+		if !rules.Empty() {
+			env = proxyEnv(env)
+		}
 	}
 	_, listeners, err := bindExposes(o.Expose, o.ExposePublic, relay)
 	if err != nil {
@@ -220,6 +223,18 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 			_ = sh.Kill()
 		}
 	}
+}
+
+// sandboxEnv fixes what the host's environment gets wrong inside a
+// container: TMPDIR pointing at a host directory, which is read-only there
+// (the container's own /tmp is private and writable), unless -e set it.
+func sandboxEnv(env, extra []string) []string {
+	for _, e := range extra {
+		if k, _, _ := strings.Cut(e, "="); k == "TMPDIR" {
+			return env
+		}
+	}
+	return setEnv(env, "TMPDIR", "/tmp")
 }
 
 // buildEnv starts from our environment and applies the -e entries.

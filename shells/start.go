@@ -73,8 +73,11 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 		grace = DefaultGrace
 	}
 	relay := relayed(o.Isolation)
-	if relay && !rules.Empty() {
-		env = proxyEnv(env)
+	if relay {
+		env = sandboxEnv(env, o.Env)
+		if !rules.Empty() {
+			env = proxyEnv(env)
+		}
 	}
 	addrs, ls, err := bindExposes(o.Expose, o.ExposePublic, relay)
 	if err != nil {

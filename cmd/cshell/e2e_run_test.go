@@ -404,3 +404,16 @@ func TestDoctorAndVersion(t *testing.T) {
 		t.Errorf("version: code %d out %q", r.code, r.stdout)
 	}
 }
+
+func TestTmpdirIsPrivateTmp(t *testing.T) {
+	requireLinux(t)
+	// The host's TMPDIR is read-only inside; the shell gets its own /tmp.
+	r := run(t, call{args: []string{"run", "--", `echo "$TMPDIR"; mktemp >/dev/null && echo writable`}, dir: t.TempDir(), env: []string{"TMPDIR=/var/tmp"}})
+	if r.stdout != "/tmp\nwritable\n" {
+		t.Errorf("got %q (stderr %q)", r.stdout, r.stderr)
+	}
+	r = run(t, call{args: []string{"run", "-e", "TMPDIR=/somewhere", "--", `echo "$TMPDIR"`}, dir: t.TempDir()})
+	if r.stdout != "/somewhere\n" {
+		t.Errorf("-e TMPDIR was overridden: %q", r.stdout)
+	}
+}

@@ -97,19 +97,7 @@ func runForeground(cmd *cobra.Command, g *globals, o *runOptions, args []string)
 	if err != nil {
 		return usageError("--timeout %q: %v", o.timeout, err)
 	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return &exitError{code: exitCshell, err: err}
-	}
-	home, _ := os.UserHomeDir()
-	req := policy.FilesystemRequest{Home: home, Cwd: cwd, Workdir: o.workdir, RW: o.rw, RO: o.ro, Hide: o.hide}
-	projectDir := cwd
-	if o.workdir != "" {
-		if projectDir, err = policy.ExpandPath(o.workdir, home, cwd); err != nil {
-			return &exitError{code: exitUsage, err: err}
-		}
-	}
-	cfg, err := loadConfig(g, home, projectDir)
+	req, cfg, err := policyInputs(g, o)
 	if err != nil {
 		return err
 	}
@@ -146,6 +134,31 @@ func runForeground(cmd *cobra.Command, g *globals, o *runOptions, args []string)
 		return &exitError{code: exitCshell, err: err}
 	}
 	return &exitError{code: code, silent: true}
+}
+
+// policyInputs gathers what the sandbox policy is made of: the path flags
+// and the configuration (global file, then the working directory's
+// project file).
+func policyInputs(g *globals, o *runOptions) (policy.FilesystemRequest, *policy.Config, error) {
+	var req policy.FilesystemRequest
+	cwd, err := os.Getwd()
+	if err != nil {
+		return req, nil, &exitError{code: exitCshell, err: err}
+	}
+	home, _ := os.UserHomeDir()
+	req = policy.FilesystemRequest{Home: home, Cwd: cwd, Workdir: o.workdir, RW: o.rw, RO: o.ro, Hide: o.hide}
+	projectDir := cwd
+	if o.workdir != "" {
+		if projectDir, err = policy.ExpandPath(o.workdir, home, cwd); err != nil {
+			return req, nil, &exitError{code: exitUsage, err: err}
+		}
+	}
+	cfg, err := loadConfig(g, home, projectDir)
+	if err != nil {
+		return req, nil, err
+	}
+	req.Config = cfg
+	return req, cfg, nil
 }
 
 // loadConfig reads the global file and the project file, printing a

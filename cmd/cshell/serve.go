@@ -32,24 +32,12 @@ Register it with an agent host, for example:
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			cwd, err := os.Getwd()
-			if err != nil {
-				return err
-			}
-			home, _ := os.UserHomeDir()
-			projectDir := cwd
-			if o.workdir != "" {
-				if projectDir, err = policy.ExpandPath(o.workdir, home, cwd); err != nil {
-					return &exitError{code: exitUsage, err: err}
-				}
-			}
-			cfg, err := loadConfig(g, home, projectDir)
+			req, cfg, err := policyInputs(g, &o)
 			if err != nil {
 				return err
 			}
 			// Check the policy once, so that bad flags fail now rather than
 			// on every tool call.
-			req := policy.FilesystemRequest{Home: home, Cwd: cwd, Workdir: o.workdir, RW: o.rw, RO: o.ro, Hide: o.hide, Config: cfg}
 			if _, err := policy.NewFilesystem(req); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
