@@ -69,7 +69,12 @@ func connEnded() {
 	}
 	idle.Unlock()
 	if collect {
-		go runtime.GC()
+		go func() {
+			// Twice: a pooled pipe survives one collection (sync.Pool keeps
+			// a victim cache) and is closed by its finalizer after the next.
+			runtime.GC()
+			runtime.GC()
+		}()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -128,5 +129,48 @@ func TestServeClosesActiveConnections(t *testing.T) {
 		t.Error("read data after the relay ended")
 	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
 		t.Error("an active connection outlived the relay")
+	}
+}
+
+// TestIdleRelayReturnsPipes checks that splice pipes are not held once the
+// last connection has ended (Go keeps them in a pool until a collection).
+func TestIdleRelayReturnsPipes(t *testing.T) {
+	countFDs := func() int {
+		entries, _ := os.ReadDir("/proc/self/fd")
+		return len(entries)
+	}
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("no /proc/self/fd here to count descriptors")
+	}
+	backend := startServer(t, readAllThenReply)
+	front, _ := net.Listen("tcp", "127.0.0.1:0")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go Serve(ctx, front, func(ctx context.Context) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", backend.Addr().String())
+	})
+	time.Sleep(50 * time.Millisecond)
+	before := countFDs()
+	var conns []net.Conn
+	for i := 0; i < 50; i++ {
+		c, err := net.Dial("tcp", front.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte("ping"))
+		conns = append(conns, c)
+	}
+	for _, c := range conns {
+		c.(*net.TCPConn).CloseWrite()
+		io.ReadAll(c)
+		c.Close()
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for countFDs() > before+4 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := countFDs(); n > before+4 {
+		t.Errorf("%d descriptors open after every connection ended, %d before", n, before)
 	}
 }
