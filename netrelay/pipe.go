@@ -44,14 +44,14 @@ func copyHalf(dst, src net.Conn, abort func()) {
 	abort()
 }
 
-// idle counts relayed connections in this process; when the last one
-// ends, a garbage collection returns the pipes that splicing kept in Go's
-// pool (they are freed only by a collection, which an idle supervisor
+// idle counts relayed connections in this process; a moment after the
+// last one ends, garbage collection returns the pipes that splicing kept in
+// Go's pool (they are freed only by a collection, which an idle supervisor
 // might never run) and the memory the connections used.
 var idle struct {
 	sync.Mutex
-	active int
-	last   time.Time
+	active  int
+	pending bool
 }
 
 func connStarted() {
@@ -62,20 +62,25 @@ func connStarted() {
 
 func connEnded() {
 	idle.Lock()
+	defer idle.Unlock()
 	idle.active--
-	collect := idle.active == 0 && time.Since(idle.last) > time.Second
-	if collect {
-		idle.last = time.Now()
+	if idle.active > 0 || idle.pending {
+		return
 	}
-	idle.Unlock()
-	if collect {
-		go func() {
-			// Twice: a pooled pipe survives one collection (sync.Pool keeps
-			// a victim cache) and is closed by its finalizer after the next.
+	idle.pending = true // at most one collection per quiet moment
+	time.AfterFunc(200*time.Millisecond, func() {
+		idle.Lock()
+		idle.pending = false
+		quiet := idle.active == 0
+		idle.Unlock()
+		if quiet {
+			// Twice: a pooled pipe survives one collection (sync.Pool
+			// keeps a victim cache) and is closed by its finalizer after
+			// the next.
 			runtime.GC()
 			runtime.GC()
-		}()
-	}
+		}
+	})
 }
 
 // DialFunc opens the far side of one relayed connection.
