@@ -98,30 +98,40 @@ func serveExposes(ctx context.Context, f *netrelay.Factory, ls []net.Listener, p
 	}
 }
 
-// reachSession makes the exposed ports of the session's running background
-// shells reachable at 127.0.0.1:PORT inside a foreground shell: a listener
-// inside its namespace relays to each one's host address.
-func reachSession(ctx context.Context, f *netrelay.Factory, stateDir, session string, wg *sync.WaitGroup) {
+// exposingDir lists, one empty file per shell id, the shells that expose
+// ports: a foreground run looks there, not at every shell's record.
+func exposingDir(stateDir string) string { return filepath.Join(stateDir, "exposing") }
+
+// sessionExposes returns the host addresses that the running background
+// shells of a session expose.
+func sessionExposes(stateDir, session string) []netip.AddrPort {
 	if stateDir == "" {
-		return
+		return nil
 	}
-	if _, err := os.Stat(filepath.Join(stateDir, "shells")); err != nil {
-		return
+	entries, err := os.ReadDir(exposingDir(stateDir))
+	if err != nil || len(entries) == 0 {
+		return nil
 	}
 	m, err := Open(stateDir, nil)
 	if err != nil {
-		return
+		return nil
 	}
 	if session == "" {
 		session = DefaultSession()
 	}
+	var out []netip.AddrPort
 	seen := map[uint16]bool{}
-	for _, meta := range m.List() {
-		if meta.Finished() || meta.Session != session {
+	for _, e := range entries {
+		meta, err := m.Find(e.Name())
+		if err != nil || meta.Finished() {
+			_ = os.Remove(filepath.Join(exposingDir(stateDir), e.Name())) // stale
 			continue
 		}
-		for _, e := range meta.Exposed {
-			host, err := netip.ParseAddrPort(e.Listen)
+		if meta.Session != session {
+			continue
+		}
+		for _, x := range meta.Exposed {
+			host, err := netip.ParseAddrPort(x.Listen)
 			if err != nil || seen[host.Port()] {
 				continue
 			}
@@ -129,19 +139,28 @@ func reachSession(ctx context.Context, f *netrelay.Factory, stateDir, session st
 			if host.Addr().IsUnspecified() {
 				host = netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), host.Port())
 			}
-			inner, err := f.Listen(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), host.Port()))
-			if err != nil {
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var d net.Dialer
-				netrelay.Serve(ctx, inner, func(ctx context.Context) (net.Conn, error) {
-					return d.DialContext(ctx, "tcp", host.String())
-				})
-			}()
+			out = append(out, host)
 		}
+	}
+	return out
+}
+
+// reachSession makes the given host addresses reachable at 127.0.0.1:PORT
+// inside a foreground shell: a listener inside its namespace relays to each.
+func reachSession(ctx context.Context, f *netrelay.Factory, hosts []netip.AddrPort, wg *sync.WaitGroup) {
+	for _, host := range hosts {
+		inner, err := f.Listen(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), host.Port()))
+		if err != nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var d net.Dialer
+			netrelay.Serve(ctx, inner, func(ctx context.Context) (net.Conn, error) {
+				return d.DialContext(ctx, "tcp", host.String())
+			})
+		}()
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -100,11 +101,16 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 			l.Close()
 		}
 	}()
-	// A container's init is a socket factory (fd 3 inside): the relay of
-	// its exposed ports and of the session's ports it may reach.
+	// A container's init is a socket factory (fd 3 inside) when the shell
+	// needs sockets inside: its exposed ports, its proxy, the session's
+	// ports it may reach. Without, the command starts at once.
+	var reach []netip.AddrPort
+	if relay {
+		reach = sessionExposes(o.StateDir, o.Session)
+	}
 	var factory *netrelay.Factory
 	var sockets *os.File
-	if relay {
+	if relay && (len(listeners) > 0 || !rules.Empty() || len(reach) > 0) {
 		parent, child, err := socketPair()
 		if err != nil {
 			return 0, err
@@ -151,7 +157,7 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 		}
 		listeners = nil // Serve owns them now
 		serveExposes(relayCtx, factory, ls, ports, &relays)
-		reachSession(relayCtx, factory, o.StateDir, o.Session, &relays)
+		reachSession(relayCtx, factory, reach, &relays)
 		if !rules.Empty() {
 			if err := startProxy(relayCtx, factory, rules, violationNote(o.Stderr), &relays); err != nil {
 				_ = sh.Kill()

@@ -135,6 +135,14 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 				return err
 			}
 		}
+		if relay && len(exposed) > 0 {
+			if err := os.MkdirAll(exposingDir(m.dir), 0o700); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(exposingDir(m.dir), id), nil, 0o600); err != nil {
+				return err
+			}
+		}
 		return writeMeta(m.metaPath(id), meta)
 	})
 	if err != nil {
@@ -147,6 +155,7 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 	}
 	if err := m.spawn(meta.ID, spec, listeners); err != nil {
 		_ = os.RemoveAll(m.shellDir(meta.ID))
+		_ = os.Remove(filepath.Join(exposingDir(m.dir), meta.ID))
 		return nil, err
 	}
 	meta, err = readMeta(m.metaPath(meta.ID))

@@ -381,6 +381,7 @@ func (s *supervisor) finish(ex container.Exit, reason string, sig syscall.Signal
 	}
 	_ = writeMeta(s.m.metaPath(s.id), m)
 	s.mu.Unlock()
+	_ = os.Remove(filepath.Join(exposingDir(s.m.dir), s.id))
 
 	// A shell that ended by itself sends a notice, unless run -d already
 	// answered with its end or notices are off.
