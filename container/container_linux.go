@@ -292,8 +292,11 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, error) {
 	}
 	for _, e := range entries {
 		name := "/" + e.Name()
-		if !e.IsDir() || privateTop[name] {
-			continue // symlinks live in the rootfs; files and private dirs are not shared
+		if !e.IsDir() || privateTop[name] || emptyDir(name) {
+			// Symlinks live in the rootfs; files and private dirs are not
+			// shared; an empty directory looks the same as the rootfs's own
+			// empty, read-only mount point, and each mount costs start-up time.
+			continue
 		}
 		top = append(top, specs.Mount{Destination: name, Type: "bind", Source: name, Options: ro})
 	}
@@ -327,6 +330,24 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, error) {
 var privateTop = map[string]bool{
 	"/proc": true, "/dev": true, "/sys": true, "/tmp": true, "/run": true,
 	"/lost+found": true, "/.cshell": true,
+}
+
+// emptyDir reports whether dir holds nothing and nothing is mounted on it.
+func emptyDir(dir string) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(1)
+	if len(names) > 0 {
+		return false
+	}
+	var st, parent unix.Stat_t
+	if unix.Stat(dir, &st) != nil || unix.Stat(filepath.Dir(dir), &parent) != nil {
+		return false
+	}
+	return st.Dev == parent.Dev // a mount point of an empty filesystem is shared, not skipped
 }
 
 func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
