@@ -379,15 +379,16 @@ func (s *supervisor) finish(ex container.Exit, reason string, sig syscall.Signal
 			m.Signal = signalName(ex.Signal)
 		}
 	}
+	// A shell that ended by itself sends a notice, unless run -d already
+	// answered with its end or notices are off. The notice goes first, so
+	// that whoever sees the end in meta.json finds its notice too.
+	if (reason == "" || reason == "timeout") && !early && s.spec.Notify != "none" {
+		m.fill(now)
+		_ = s.m.appendNotice(m, s.spec.Notify)
+	}
 	_ = writeMeta(s.m.metaPath(s.id), m)
 	s.mu.Unlock()
 	_ = os.Remove(filepath.Join(exposingDir(s.m.dir), s.id))
-
-	// A shell that ended by itself sends a notice, unless run -d already
-	// answered with its end or notices are off.
-	if (reason == "" || reason == "timeout") && !early && s.spec.Notify != "none" {
-		_ = s.m.appendNotice(m, s.spec.Notify)
-	}
 	b, _ := json.Marshal(m)
 	for _, c := range s.killers {
 		_, _ = c.Write(append(b, '\n'))

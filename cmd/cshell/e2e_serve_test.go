@@ -175,9 +175,15 @@ func TestServeWakeNoticeAndSessionEnd(t *testing.T) {
 	waitCount(t, "sleep "+marker, 2, 5*time.Second)
 	c.cs.Close()
 	waitGone(t, "sleep "+marker, 15*time.Second)
-	b, _ := os.ReadFile(filepath.Join(c.state, "shells", "2", "meta.json"))
+	// The supervisor records the end just after the processes are gone.
 	var m map[string]any
-	json.Unmarshal(b, &m)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		b, _ := os.ReadFile(filepath.Join(c.state, "shells", "2", "meta.json"))
+		json.Unmarshal(b, &m)
+		if m["status"] != "running" {
+			break
+		}
+	}
 	if m["status_line"] != "killed (session ended)" {
 		t.Errorf("shell 2 after the session: %v", m["status_line"])
 	}
