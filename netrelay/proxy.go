@@ -36,6 +36,9 @@ type Proxy struct {
 	MaxConns int
 	// HandshakeTimeout bounds reading a request's head (default 10 s).
 	HandshakeTimeout time.Duration
+	// IdleTimeout closes a tunnel through which no byte moved for that
+	// long (default 15 minutes).
+	IdleTimeout time.Duration
 
 	track func(c net.Conn, add bool) bool // set by Serve
 }
@@ -260,6 +263,12 @@ func (p *Proxy) tunnel(c, up net.Conn) {
 		return
 	}
 	defer p.track(up, false)
+	idle := p.IdleTimeout
+	if idle <= 0 {
+		idle = 15 * time.Minute
+	}
+	stop := closeWhenIdle(c, up, idle)
+	defer stop()
 	Pipe(c, up)
 }
 

@@ -258,3 +258,47 @@ func TestProxyConnectionCap(t *testing.T) {
 		h.Close()
 	}
 }
+
+func TestProxyClosesIdleTunnels(t *testing.T) {
+	up := startServer(t, func(c net.Conn) { io.Copy(c, c); c.Close() }) // echo
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	p := &Proxy{
+		Dial: func(ctx context.Context, host string, port int) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", up.Addr().String())
+		},
+		IdleTimeout: 400 * time.Millisecond,
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go p.Serve(ctx, l)
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "CONNECT echo.test:7 HTTP/1.1\r\nHost: echo.test:7\r\n\r\n")
+	br := bufio.NewReader(c)
+	if resp, err := http.ReadResponse(br, &http.Request{Method: "CONNECT"}); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	// Traffic keeps the tunnel open past the idle timeout...
+	for i := 0; i < 6; i++ {
+		fmt.Fprintf(c, "ping %d\n", i)
+		if line, err := br.ReadString('\n'); err != nil || line != fmt.Sprintf("ping %d\n", i) {
+			t.Fatalf("echo %d: %q %v", i, line, err)
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+	// ... silence closes it.
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	t0 := time.Now()
+	if _, err := br.ReadByte(); err == nil {
+		t.Fatal("read data from an idle tunnel")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("an idle tunnel was not closed")
+	}
+	if el := time.Since(t0); el < 300*time.Millisecond {
+		t.Errorf("closed after %s of silence, before the idle timeout", el)
+	}
+}
