@@ -41,7 +41,7 @@ cleanup() { rm -rf "$work"; }
 trap cleanup EXIT
 
 step "gofmt and go vet (linux, darwin, windows)"
-bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+bad=$(gofmt -l .)
 if [ -n "$bad" ]; then
 	echo "gofmt would change: $bad" >&2
 	exit 1

@@ -112,19 +112,8 @@ declare -a GROUPS_=() # "pgid:starttime" of every process group we started
 RUN_CSHELL_EXISTED=1
 [ -e /run/cshell ] || RUN_CSHELL_EXISTED=0
 
-# as_user USER DIR CMD...: run CMD as USER in DIR with a clean environment.
-as_user() {
-	local user=$1 dir=$2 home
-	shift 2
-	home=$(getent passwd "$user" | cut -d: -f6)
-	local -a run=(env -i -C "$dir" HOME="$home" USER="$user" LOGNAME="$user" SHELL=/bin/bash
-		PATH="$SAFE_PATH" LANG=C.UTF-8 TMPDIR="$W/$user/tmp" "$@")
-	if [ "$(id -u "$user")" = 0 ]; then
-		"${run[@]}"
-	else
-		setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --init-groups "${run[@]}"
-	fi
-}
+# shellcheck source=hack/bench/lib.sh
+. "$(dirname "$0")/lib.sh" # as_user
 
 # starttime PID: field 22 of /proc/PID/stat (clock ticks after boot), or nothing.
 starttime() {
@@ -289,6 +278,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 W=$(mktemp -d /var/tmp/cshell-relay.XXXXXX)
+USER_TMP_ROOT=$W
 chmod 755 "$W"
 [[ "$W" =~ ^[A-Za-z0-9/._-]+$ ]] || die "unexpected characters in $W"
 

@@ -95,19 +95,8 @@ W=
 RUN_CSHELL_EXISTED=1
 [ -e /run/cshell ] || RUN_CSHELL_EXISTED=0
 
-# as_user USER DIR CMD...: run CMD as USER in DIR with a clean environment.
-as_user() {
-	local user=$1 dir=$2 home
-	shift 2
-	home=$(getent passwd "$user" | cut -d: -f6)
-	local -a run=(env -i -C "$dir" HOME="$home" USER="$user" LOGNAME="$user" SHELL=/bin/bash
-		PATH="$SAFE_PATH" LANG=C.UTF-8 TMPDIR="$W/$user/tmp" "$@")
-	if [ "$(id -u "$user")" = 0 ]; then
-		"${run[@]}"
-	else
-		setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --init-groups "${run[@]}"
-	fi
-}
+# shellcheck source=hack/bench/lib.sh
+. "$(dirname "$0")/lib.sh" # as_user
 
 # shellcheck disable=SC2317 # called from the EXIT trap
 cleanup() {
@@ -148,6 +137,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 W=$(mktemp -d /var/tmp/cshell-shells.XXXXXX)
+USER_TMP_ROOT=$W
 chmod 755 "$W"
 [[ "$W" =~ ^[A-Za-z0-9/._-]+$ ]] || die "unexpected characters in $W"
 
