@@ -2,7 +2,6 @@ package shells
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -210,5 +209,3 @@ func probePort(ctx context.Context, f *netrelay.Factory, port int) bool {
 	c.Close()
 	return true
 }
-
-var errNotReady = errors.New("not ready")

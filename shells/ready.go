@@ -19,7 +19,7 @@ type ReadyOptions struct {
 }
 
 // ErrNotReady means the timeout passed first; the shell keeps running.
-var ErrNotReady = errNotReady
+var ErrNotReady = errors.New("not ready")
 
 // ErrEnded means the shell ended before it was ready.
 var ErrEnded = errors.New("ended before it was ready")
