@@ -1,3 +1,5 @@
+//go:build !e2e
+
 package main
 
 import (
@@ -6,7 +8,8 @@ import (
 	"testing"
 )
 
-// TestImportsPointOneWay holds the layering of ARCHITECTURE.md:
+// TestImportsPointOneWay holds the layering of ARCHITECTURE.md (a unit test:
+// it needs the Go tool and the source, which e2e runs do not have):
 // cmd -> shells -> container, netrelay, policy; container may use policy;
 // netrelay and policy use no cshell package.
 func TestImportsPointOneWay(t *testing.T) {
