@@ -58,40 +58,16 @@ type RunOptions struct {
 // for signal N). Signals cshell receives are passed on to the command; a
 // terminal on stdin and stdout gives the command a terminal of its own.
 func Run(ctx context.Context, o RunOptions) (int, error) {
-	if o.Config != nil && !o.Config.Enabled() {
-		return 0, errors.New("shells are turned off by configuration (shells.enabled=false); change the config file to run commands")
-	}
-	if len(o.Command) == 0 || strings.TrimSpace(strings.Join(o.Command, " ")) == "" {
-		return 0, fmt.Errorf("%w: no command given; write cshell run -- COMMAND", ErrUsage)
-	}
-	env, err := buildEnv(os.Environ(), o.Env)
+	p, err := prepare(o, "cshell run -- COMMAND")
 	if err != nil {
 		return 0, err
 	}
-	cfg := o.Config
-	if cfg == nil {
-		cfg = &policy.Config{}
-	}
-	rules, _, err := networkRules(o.AllowHosts, cfg)
-	if err != nil {
-		return 0, err
-	}
-	o.FS.Config = o.Config
-	fsys, err := policy.NewFilesystem(o.FS)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrUsage, err)
-	}
+	env, fsys, rules := p.env, p.fsys, p.rules
 	runner, err := container.New(o.Isolation)
 	if err != nil {
 		return 0, err
 	}
 	relay := runner.Isolation() == container.Container
-	if relay {
-		env = sandboxEnv(env, o.Env)
-		if !rules.Empty() {
-			env = proxyEnv(env)
-		}
-	}
 	_, listeners, err := bindExposes(o.Expose, o.ExposePublic, relay)
 	if err != nil {
 		return 0, err
@@ -123,7 +99,7 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 	terminal := isTerminal(o.Stdin) && isTerminal(o.Stdout)
 	spec := &container.Spec{
 		ID:       newID("run"),
-		Command:  strings.Join(o.Command, " "),
+		Command:  p.command,
 		Env:      env,
 		FS:       fsys,
 		Stdin:    o.Stdin,
@@ -229,6 +205,51 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 			_ = sh.Kill()
 		}
 	}
+}
+
+// prepared is what every run checks and derives before anything starts.
+type prepared struct {
+	cfg     *policy.Config
+	command string
+	env     []string
+	fsys    policy.Filesystem
+	rules   *policy.Rules
+	allow   []string // --allow-host and network.allow
+}
+
+// prepare checks a run's options: shells enabled, a command, the
+// environment, the network rules and the filesystem view. usage is how
+// to write the command, for the sentence when it is missing.
+func prepare(o RunOptions, usage string) (*prepared, error) {
+	p := &prepared{cfg: o.Config}
+	if p.cfg == nil {
+		p.cfg = &policy.Config{}
+	}
+	if !p.cfg.Enabled() {
+		return nil, fmt.Errorf("%w: shells are turned off by configuration (shells.enabled=false); change the config file to run commands", ErrRefused)
+	}
+	p.command = strings.Join(o.Command, " ")
+	if strings.TrimSpace(p.command) == "" {
+		return nil, fmt.Errorf("%w: no command given; write %s", ErrUsage, usage)
+	}
+	var err error
+	if p.env, err = buildEnv(os.Environ(), o.Env); err != nil {
+		return nil, err
+	}
+	if p.rules, p.allow, err = networkRules(o.AllowHosts, p.cfg); err != nil {
+		return nil, err
+	}
+	o.FS.Config = p.cfg
+	if p.fsys, err = policy.NewFilesystem(o.FS); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if relayed(o.Isolation) {
+		p.env = sandboxEnv(p.env, o.Env)
+		if !p.rules.Empty() {
+			p.env = proxyEnv(p.env)
+		}
+	}
+	return p, nil
 }
 
 // sandboxEnv fixes what the host's environment gets wrong inside a

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/cshell/cshell/policy"
 )
 
 // StartOptions is one `cshell run -d`.
@@ -33,17 +31,11 @@ const answerTimeout = 10 * time.Second
 // Start validates everything, allocates the shell and starts its
 // supervisor; it returns once the supervisor says the shell runs, or ended.
 func (m *Manager) Start(o StartOptions) (*Started, error) {
-	cfg := o.Config
-	if cfg == nil {
-		cfg = &policy.Config{}
+	p, err := prepare(o.RunOptions, "cshell run -d -- COMMAND")
+	if err != nil {
+		return nil, err
 	}
-	if !cfg.Enabled() {
-		return nil, fmt.Errorf("%w: shells are turned off by configuration (shells.enabled=false); change the config file to run commands", ErrRefused)
-	}
-	command := strings.Join(o.Command, " ")
-	if strings.TrimSpace(command) == "" {
-		return nil, fmt.Errorf("%w: no command given; write cshell run -d -- COMMAND", ErrUsage)
-	}
+	cfg, command, env, fsys, allow := p.cfg, p.command, p.env, p.fsys, p.allow
 	if o.Name != "" {
 		if _, err := strconv.Atoi(o.Name); err == nil || strings.ContainsAny(o.Name, " \t\n/") {
 			return nil, fmt.Errorf("%w: --name %q: a name has no spaces or slashes and is not a number", ErrUsage, o.Name)
@@ -55,30 +47,11 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 	if o.Session == "" {
 		o.Session = DefaultSession()
 	}
-	env, err := buildEnv(os.Environ(), o.Env)
-	if err != nil {
-		return nil, err
-	}
-	rules, allow, err := networkRules(o.AllowHosts, cfg)
-	if err != nil {
-		return nil, err
-	}
-	o.FS.Config = cfg
-	fsys, err := policy.NewFilesystem(o.FS)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
-	}
 	grace := o.Grace
 	if grace == 0 {
 		grace = DefaultGrace
 	}
 	relay := relayed(o.Isolation)
-	if relay {
-		env = sandboxEnv(env, o.Env)
-		if !rules.Empty() {
-			env = proxyEnv(env)
-		}
-	}
 	addrs, ls, err := bindExposes(o.Expose, o.ExposePublic, relay)
 	if err != nil {
 		return nil, err

@@ -298,7 +298,7 @@ func TestProjectConfigTurnsShellsOff(t *testing.T) {
 	wd := t.TempDir()
 	writeFile(t, filepath.Join(wd, ".cshell.json"), `{"shells": {"enabled": false}}`)
 	r := sh(t, "container", wd, "echo ran")
-	if r.code == 0 || r.stdout != "" || !strings.Contains(r.stderr, "turned off") {
+	if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "turned off") {
 		t.Errorf("code %d out %q err %q; want a refusal", r.code, r.stdout, r.stderr)
 	}
 }

@@ -128,8 +128,8 @@ func runForeground(cmd *cobra.Command, g *globals, o *runOptions, args []string)
 		if errors.Is(err, container.ErrSandbox) {
 			return &exitError{code: exitCshell, err: err}
 		}
-		if c, _ := classify(err); c == exitUsage {
-			return err
+		if c, _ := classify(err); c == exitUsage || errors.Is(err, shells.ErrRefused) {
+			return err // 2 for bad input, 1 for a refusal (shells turned off, a port in use)
 		}
 		return &exitError{code: exitCshell, err: err}
 	}
