@@ -27,7 +27,7 @@ type runOptions struct {
 	background   bool
 	name         string
 	session      string
-	ownerPid     int
+	ownerPid     string
 	workdir      string
 	rw, ro       []string
 	hide         []string
@@ -78,7 +78,7 @@ are hidden; the network is loopback only.`,
 	f.BoolVarP(&o.background, "background", "d", false, "background shell: answer at once with its id and log")
 	f.StringVar(&o.name, "name", "", "label shown by ps; usable instead of the id")
 	f.StringVar(&o.session, "session", "", "group shells (default $CSHELL_SESSION, else default)")
-	f.IntVar(&o.ownerPid, "owner-pid", 0, "end the shell when this process exits")
+	f.StringVar(&o.ownerPid, "owner-pid", "", "end the shell when this process exits")
 	f.StringArrayVar(&o.allowHosts, "allow-host", nil, "host the shell may reach through its proxy: example.com, *.example.com, host:port (repeatable)")
 	f.StringArrayVar(&o.expose, "expose", nil, "relay a port of the shell to this machine: PORT or HOST:PORT (repeatable)")
 	f.BoolVar(&o.exposePublic, "expose-public", false, "consent to an --expose address beyond loopback (0.0.0.0:PORT)")
@@ -120,7 +120,7 @@ func runForeground(cmd *cobra.Command, g *globals, o *runOptions, args []string)
 	if o.background {
 		return runBackground(g, o, ro)
 	}
-	if o.name != "" || o.ownerPid != 0 || o.ready || o.readyLog != "" {
+	if o.name != "" || o.ownerPid != "" || o.ready || o.readyLog != "" {
 		return usageError("--name, --owner-pid, --ready and --ready-log are for background shells; add -d")
 	}
 	code, err := shells.Run(cmd.Context(), ro)
@@ -209,7 +209,13 @@ func runBackground(g *globals, o *runOptions, ro shells.RunOptions) error {
 	if err != nil {
 		return err
 	}
-	st, err := m.Start(shells.StartOptions{RunOptions: ro, Name: o.name, OwnerPid: o.ownerPid})
+	owner := 0
+	if o.ownerPid != "" {
+		if owner, err = strconv.Atoi(o.ownerPid); err != nil || owner <= 0 {
+			return usageError("--owner-pid %q: give the process id of a running process", o.ownerPid)
+		}
+	}
+	st, err := m.Start(shells.StartOptions{RunOptions: ro, Name: o.name, OwnerPid: owner})
 	if err != nil {
 		return err // classify: bad input 2, everything else 1
 	}
