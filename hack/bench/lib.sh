@@ -1,6 +1,52 @@
 # shellcheck shell=bash
-# Helpers the benchmark scripts share; source it, then set USER_TMP_ROOT
-# (each user's TMPDIR is $USER_TMP_ROOT/USER/tmp) and SAFE_PATH.
+# Helpers the benchmark scripts share. Source it right after `set -euo
+# pipefail`; set USER_TMP_ROOT (each user's TMPDIR is USER_TMP_ROOT/USER/tmp)
+# before calling as_user.
+
+# shellcheck disable=SC2034 # used by the scripts that source this
+PY=/usr/bin/python3 # not a pyenv shim under /root: the test user runs it too
+SAFE_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+
+# Whether root's cshell runtime dir was there before we ran (see drop_run_cshell).
+RUN_CSHELL_EXISTED=1
+[ -e /run/cshell ] || RUN_CSHELL_EXISTED=0
+
+die() {
+	echo "$(basename "$0"): $*" >&2
+	exit 1
+}
+
+# parse_rounds MIN DEFAULT [ARG]: set ROUNDS from ARG (a whole number >= MIN).
+parse_rounds() {
+	local min=$1 def=$2
+	ROUNDS=${3:-$def}
+	if ! [[ $ROUNDS =~ ^[0-9]+$ ]] || ((10#$ROUNDS < min)); then
+		die "ROUNDS must be a whole number >= $min, not '$ROUNDS'"
+	fi
+	ROUNDS=$((10#$ROUNDS))
+}
+
+# build_cshell DIR: DIR/cshell from $CSHELL_BIN, else built (stripped) from the checkout.
+build_cshell() {
+	if [ -n "${CSHELL_BIN:-}" ]; then
+		echo "# using CSHELL_BIN=$CSHELL_BIN (not building)" >&2
+		install -m 755 "$CSHELL_BIN" "$1/cshell"
+	else
+		echo "# building cshell from $REPO into $1" >&2
+		(cd "$REPO" && go build -trimpath -ldflags="-s -w" -o "$1/cshell" ./cmd/cshell) ||
+			die "go build of cshell failed (CSHELL_BIN=path uses a prebuilt binary)"
+	fi
+}
+
+# drop_run_cshell: root's cshell keeps its rootfs in /run/cshell; remove it
+# if this run made it and no container is left there.
+drop_run_cshell() {
+	if ((RUN_CSHELL_EXISTED == 0)) && [ -d /run/cshell ] &&
+		[ -z "$(ls -A /run/cshell/containers 2>/dev/null)" ]; then
+		rm -rf --one-file-system -- /run/cshell
+	fi
+}
 
 # as_user USER DIR CMD...: run CMD as USER in DIR with a clean environment.
 as_user() {

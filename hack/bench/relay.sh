@@ -52,6 +52,8 @@
 # Exit status: 0 when every measurement was valid (whatever the goals say),
 # 1 on a setup error or a failed measurement.
 set -euo pipefail
+# shellcheck source=hack/bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 GOAL_TPUT=0.75 # throughput, ratio to loopback
 GOAL_NEW=0.6   # new connections
@@ -62,20 +64,9 @@ PEERS=${PEERS:-rlk-builtin pasta}
 IPERF_S=${IPERF_S:-3}
 WRK_S=${WRK_S:-2}
 PORT_BASE=${PORT_BASE:-23400}
-PY=/usr/bin/python3 # not a pyenv shim under /root
-SAFE_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-
-die() {
-	echo "relay.sh: $*" >&2
-	exit 1
-}
 
 [ $# -le 1 ] || die "usage: bash hack/bench/relay.sh [ROUNDS]  (default 3)"
-ROUNDS=${1:-3}
-if ! [[ $ROUNDS =~ ^[0-9]+$ ]] || ((10#$ROUNDS < 1)); then
-	die "ROUNDS must be a whole number >= 1, not '$ROUNDS'"
-fi
-ROUNDS=$((10#$ROUNDS))
+parse_rounds 1 3 "${1:-}"
 for v in IPERF_S WRK_S PORT_BASE; do
 	if ! [[ ${!v} =~ ^[0-9]+$ ]] || ((10#${!v} < 1)); then
 		die "$v must be a whole number >= 1, not '${!v}'"
@@ -85,7 +76,6 @@ done
 ((EUID == 0)) || die "run me as root (sudo bash $0 $ROUNDS)"
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-REPO=$(cd "$HERE/../.." && pwd -P)
 for tool in iperf3 wrk setpriv setsid env getent install stat ss curl pgrep "$PY"; do
 	command -v "$tool" >/dev/null || die "$tool not found (apt-get install -y iperf3 wrk util-linux iproute2 curl procps python3)"
 done
@@ -109,11 +99,6 @@ done
 W=
 TUN_ORIG=             # /dev/net/tun's mode before we changed it
 declare -a GROUPS_=() # "pgid:starttime" of every process group we started
-RUN_CSHELL_EXISTED=1
-[ -e /run/cshell ] || RUN_CSHELL_EXISTED=0
-
-# shellcheck source=hack/bench/lib.sh
-. "$(dirname "$0")/lib.sh" # as_user
 
 # starttime PID: field 22 of /proc/PID/stat (clock ticks after boot), or nothing.
 starttime() {
@@ -266,11 +251,7 @@ cleanup() {
 		fi
 		rm -rf --one-file-system -- "$W"
 	fi
-	# root's cshell keeps its rootfs in /run/cshell; drop it if we made it and nothing runs there.
-	if ((RUN_CSHELL_EXISTED == 0)) && [ -d /run/cshell ] &&
-		[ -z "$(ls -A /run/cshell/containers 2>/dev/null)" ]; then
-		rm -rf --one-file-system -- /run/cshell
-	fi
+	drop_run_cshell
 	exit "$rc"
 }
 trap cleanup EXIT
@@ -282,14 +263,7 @@ USER_TMP_ROOT=$W
 chmod 755 "$W"
 [[ "$W" =~ ^[A-Za-z0-9/._-]+$ ]] || die "unexpected characters in $W"
 
-# --- build
-if [ -n "${CSHELL_BIN:-}" ]; then
-	echo "# using CSHELL_BIN=$CSHELL_BIN (not building)" >&2
-	install -m 755 "$CSHELL_BIN" "$W/cshell"
-else
-	echo "# building cshell from $REPO into $W" >&2
-	(cd "$REPO" && go build -trimpath -ldflags="-s -w" -o "$W/cshell" ./cmd/cshell) || die "go build of cshell failed (CSHELL_BIN=path uses a prebuilt binary)"
-fi
+build_cshell "$W"
 (cd "$REPO" && go build -trimpath -o "$W/httpd" ./hack/bench/cmd/httpd) || die "go build of hack/bench/cmd/httpd failed"
 chmod 755 "$W/cshell" "$W/httpd"
 CFG=$W/config.json

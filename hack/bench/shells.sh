@@ -50,6 +50,8 @@
 # Exit status: 0 when every measurement was valid (whatever the goals say),
 # 1 on a setup error, a failed run or a failed check.
 set -euo pipefail
+# shellcheck source=hack/bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 GOAL_RUN_MS=100  # run -d median
 GOAL_RATIO=1.25  # output / logs: 1 GiB over 1 MiB
@@ -62,24 +64,12 @@ READ=65536       # bytes one output read returns at most
 READ_ROUNDS_X=4  # part 2 runs this many times ROUNDS rounds
 WARMUP=3         # abtime's default
 TEST_USER=${TEST_USER:-}
-PY=/usr/bin/python3 # not a pyenv shim under /root: the test user runs it too
-SAFE_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-
-die() {
-	echo "shells.sh: $*" >&2
-	exit 1
-}
 
 [ $# -le 1 ] || die "usage: bash hack/bench/shells.sh [ROUNDS]  (ROUNDS >= 20, default 30)"
-ROUNDS=${1:-30}
-if ! [[ $ROUNDS =~ ^[0-9]+$ ]] || ((10#$ROUNDS < 20)); then
-	die "ROUNDS must be a whole number >= 20, not '$ROUNDS'"
-fi
-ROUNDS=$((10#$ROUNDS))
+parse_rounds 20 30 "${1:-}"
 ((EUID == 0)) || die "run me as root (sudo bash $0 $ROUNDS)"
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-REPO=$(cd "$HERE/../.." && pwd -P)
 for tool in setpriv env getent install stat "$PY"; do
 	command -v "$tool" >/dev/null || die "$tool not found"
 done
@@ -92,11 +82,6 @@ if [ -n "$TEST_USER" ]; then
 fi
 
 W=
-RUN_CSHELL_EXISTED=1
-[ -e /run/cshell ] || RUN_CSHELL_EXISTED=0
-
-# shellcheck source=hack/bench/lib.sh
-. "$(dirname "$0")/lib.sh" # as_user
 
 # shellcheck disable=SC2317 # called from the EXIT trap
 cleanup() {
@@ -125,11 +110,7 @@ cleanup() {
 		fi
 		rm -rf --one-file-system -- "$W"
 	fi
-	# root's cshell keeps its rootfs in /run/cshell; drop it if we made it and nothing runs there.
-	if ((RUN_CSHELL_EXISTED == 0)) && [ -d /run/cshell ] &&
-		[ -z "$(ls -A /run/cshell/containers 2>/dev/null)" ]; then
-		rm -rf --one-file-system -- /run/cshell
-	fi
+	drop_run_cshell
 	exit "$rc"
 }
 trap cleanup EXIT
@@ -141,13 +122,7 @@ USER_TMP_ROOT=$W
 chmod 755 "$W"
 [[ "$W" =~ ^[A-Za-z0-9/._-]+$ ]] || die "unexpected characters in $W"
 
-if [ -n "${CSHELL_BIN:-}" ]; then
-	echo "# using CSHELL_BIN=$CSHELL_BIN (not building)" >&2
-	install -m 755 "$CSHELL_BIN" "$W/cshell"
-else
-	echo "# building cshell from $REPO into $W" >&2
-	(cd "$REPO" && go build -trimpath -ldflags="-s -w" -o "$W/cshell" ./cmd/cshell) || die "go build failed (CSHELL_BIN=path uses a prebuilt binary)"
-fi
+build_cshell "$W"
 install -m 644 "$HERE/abtime.py" "$HERE/shells_probe.py" "$W/"
 chmod 755 "$W/cshell"
 MAXC=$((ROUNDS + WARMUP + 10 > 60 ? ROUNDS + WARMUP + 10 : 60))

@@ -35,27 +35,17 @@
 # Exit status: 0 when every timed run succeeded (whatever the goal says),
 # 1 on a setup error or when some timed run failed.
 set -euo pipefail
+# shellcheck source=hack/bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 GOAL=0.8
 TEST_USER=${TEST_USER:-cshelltest}
-PY=/usr/bin/python3 # not a pyenv shim under /root: the test user runs it too
-SAFE_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-
-die() {
-	echo "start.sh: $*" >&2
-	exit 1
-}
 
 [ $# -le 1 ] || die "usage: bash hack/bench/start.sh [ROUNDS]  (ROUNDS >= 20, default 30)"
-ROUNDS=${1:-30}
-if ! [[ $ROUNDS =~ ^[0-9]+$ ]] || ((10#$ROUNDS < 20)); then
-	die "ROUNDS must be a whole number >= 20, not '$ROUNDS'"
-fi
-ROUNDS=$((10#$ROUNDS))
+parse_rounds 20 30 "${1:-}"
 ((EUID == 0)) || die "run me as root: I time root and switch to $TEST_USER (sudo bash $0 $ROUNDS)"
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-REPO=$(cd "$HERE/../.." && pwd -P)
 for tool in go runc bwrap setpriv env getent install "$PY"; do
 	command -v "$tool" >/dev/null || die "$tool not found (apt-get install -y runc bubblewrap; Go on PATH)"
 done
@@ -66,11 +56,6 @@ id -u "$TEST_USER" >/dev/null 2>&1 || die "no user $TEST_USER (useradd -m $TEST_
 
 W=
 R=
-RUN_CSHELL_EXISTED=1
-[ -e /run/cshell ] || RUN_CSHELL_EXISTED=0
-
-# shellcheck source=hack/bench/lib.sh
-. "$(dirname "$0")/lib.sh" # as_user
 
 # shellcheck disable=SC2317 # called from the EXIT trap
 cleanup() {
@@ -87,11 +72,7 @@ cleanup() {
 	done
 	[ -n "$W" ] && rm -rf --one-file-system -- "$W"
 	[ -n "$R" ] && rm -rf --one-file-system -- "$R"
-	# root's cshell keeps its rootfs in /run/cshell; drop it if we made it and nothing runs there.
-	if ((RUN_CSHELL_EXISTED == 0)) && [ -d /run/cshell ] &&
-		[ -z "$(ls -A /run/cshell/containers 2>/dev/null)" ]; then
-		rm -rf --one-file-system -- /run/cshell
-	fi
+	drop_run_cshell
 	exit "$rc"
 }
 trap cleanup EXIT
@@ -104,13 +85,7 @@ USER_TMP_ROOT=$R
 chmod 755 "$W" "$R"
 [[ "$W$R" =~ ^[A-Za-z0-9/._-]+$ ]] || die "unexpected characters in $W or $R"
 
-if [ -n "${CSHELL_BIN:-}" ]; then
-	echo "# using CSHELL_BIN=$CSHELL_BIN (not building)" >&2
-	install -m 755 "$CSHELL_BIN" "$W/cshell"
-else
-	echo "# building cshell from $REPO into $W" >&2
-	(cd "$REPO" && go build -trimpath -ldflags="-s -w" -o "$W/cshell" ./cmd/cshell) || die "go build failed (CSHELL_BIN=path uses a prebuilt binary)"
-fi
+build_cshell "$W"
 install -m 644 "$HERE/abtime.py" "$HERE/mkbundle.py" "$W/"
 chmod 755 "$W/cshell"
 
