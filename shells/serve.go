@@ -125,6 +125,8 @@ func (s *server) watchNotices(ctx context.Context) {
 			s.pending = append(s.pending, n)
 		}
 		s.mu.Unlock()
+		// MCP logging is deprecated as of protocol 2026-07-28 (SEP-2577) but
+		// still served; it is the one way a server can wake an idle host.
 		if mine && s.notify == "wake" && ss != nil {
 			_ = ss.Log(ctx, &mcp.LoggingMessageParams{Level: "notice", Logger: "cshell", Data: noticeText(n)})
 		}

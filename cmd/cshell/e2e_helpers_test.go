@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -323,12 +322,8 @@ func (lr *lineReader) text() string {
 	}
 }
 
-func signalNum(s syscall.Signal) int { return int(s) }
-
 func requireLinux(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skipf("container isolation needs Linux; this is %s", runtime.GOOS)
 	}
 }
-
-func newCmd(name string, args ...string) *exec.Cmd { return exec.Command(name, args...) }

@@ -48,7 +48,7 @@ func TestProxyReachesAllowedHosts(t *testing.T) {
 		viaProxy(fmt.Sprintf("--socks5-hostname 127.0.0.1:3128 http://127.0.0.1:%d/socks", port)),
 	}, "; ")
 	r := run(t, call{args: append(append([]string{"run"}, allow...), "--", cmd), dir: wd})
-	want := fmt.Sprintf("env-ok\nupstream body /plain\nupstream body /connect\nupstream body /socks\n")
+	want := "env-ok\nupstream body /plain\nupstream body /connect\nupstream body /socks\n"
 	if r.stdout != want {
 		t.Errorf("got %q (stderr %q), want %q", r.stdout, r.stderr, want)
 	}

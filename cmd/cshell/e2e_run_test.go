@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -365,7 +366,7 @@ func TestTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	cmd := newCmd(cshellBin, "run", "--", "bash --norc -i")
+	cmd := exec.Command(cshellBin, "run", "--", "bash --norc -i")
 	cmd.Dir = t.TempDir()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = f, f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
