@@ -19,7 +19,10 @@ watch        waits for shell ID's supervisor (supervisor_pid in meta.json),
              VmRSS before the first byte of output (idle) and after it
              (write), the sample counts, the last VmHWM and the log size.
 rss          VmRSS of the supervisor and of the container's init (meta.json
-             pid) of every running shell of STATE_DIR: count, mean, max, sum.
+             pid) of every running shell of STATE_DIR: count, mean, max, sum;
+             and of the supervisors, the RssAnon / RssFile split (RssFile is
+             mostly the cshell binary's page cache, shared by every cshell
+             process) and Pss (shared pages divided among their users).
 tree         "pid starttime cmd" of every supervisor of STATE_DIR and all of
              its descendants (the shell's processes).
 left         how many supervisors of STATE_DIR still run, and (--before, a
@@ -87,6 +90,20 @@ def status_kb(pid, *keys):
     except OSError:
         return None
     return out if len(out) == len(keys) else None
+
+
+def pss_kb(pid):
+    """Pss of PID in KiB (/proc/PID/smaps_rollup): its resident pages, each
+    shared page divided by the number of processes mapping it; None when it
+    is gone or unreadable."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
 
 
 def is_supervisor(pid, state, prefix=False):
@@ -193,25 +210,31 @@ def cmd_watch(a):
 
 def cmd_rss(a):
     state = os.path.realpath(a.state)
-    sup, init, missing = [], [], 0
+    sup, init, anon, files, pss, missing = [], [], [], [], [], 0
     root = os.path.join(state, "shells")
     for sid in sorted(os.listdir(root), key=lambda s: (len(s), s)):
         m = read_meta(state, sid)
         if not m or m.get("status") != "running":
             continue
         sp, pid = m.get("supervisor_pid"), m.get("pid")
-        s = status_kb(sp, "VmRSS") if sp and is_supervisor(sp, state) else None
+        s = status_kb(sp, "VmRSS", "RssAnon", "RssFile") if sp and is_supervisor(sp, state) else None
         i = status_kb(pid, "VmRSS") if pid and stat(pid) and stat(pid)[0] == sp else None
-        if s is None or i is None:
+        p = pss_kb(sp) if s else None
+        if s is None or i is None or p is None:
             missing += 1
             continue
         sup.append(s["VmRSS"])
+        anon.append(s["RssAnon"])
+        files.append(s["RssFile"])
+        pss.append(p)
         init.append(i["VmRSS"])
     if not sup:
         sys.exit(f"shells_probe.py rss: no running shell in {state}")
     print(fmt(n=len(sup), missing=missing, sup_mean_kb=statistics.mean(sup), sup_max_kb=max(sup),
               sup_sum_kb=sum(sup), init_mean_kb=statistics.mean(init), init_max_kb=max(init),
-              init_sum_kb=sum(init)))
+              init_sum_kb=sum(init), anon_mean_kb=statistics.mean(anon), anon_max_kb=max(anon),
+              file_mean_kb=statistics.mean(files), pss_mean_kb=statistics.mean(pss),
+              pss_sum_kb=sum(pss)))
     return 0
 
 
