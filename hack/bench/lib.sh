@@ -39,6 +39,24 @@ build_cshell() {
 	fi
 }
 
+# cshell_rev: what is measured, for a table's heading: "(CSHELL_BIN)", or the
+# checkout's short commit ("+local-changes" when tracked files differ).
+cshell_rev() {
+	local rev=unknown
+	if [ -n "${CSHELL_BIN:-}" ]; then
+		echo "($CSHELL_BIN)"
+		return
+	fi
+	if command -v git >/dev/null; then
+		# read-only git: GIT_OPTIONAL_LOCKS=0 keeps status from refreshing the index
+		rev=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
+		if [ -n "$(GIT_OPTIONAL_LOCKS=0 git -C "$REPO" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+			rev="$rev+local-changes"
+		fi
+	fi
+	echo "$rev"
+}
+
 # drop_run_cshell: root's cshell keeps its rootfs in /run/cshell; remove it
 # if this run made it and no container is left there.
 drop_run_cshell() {

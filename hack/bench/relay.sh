@@ -276,16 +276,7 @@ done
 install -d -m 755 "$W/log"
 install -d -o "$TU_UID" -g "$TU_GID" -m 755 "$W/run"
 
-rev=unknown
-if [ -n "${CSHELL_BIN:-}" ]; then
-	rev="($CSHELL_BIN)"
-elif command -v git >/dev/null; then
-	# read-only git: GIT_OPTIONAL_LOCKS=0 keeps status from refreshing the index
-	rev=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
-	if [ -n "$(GIT_OPTIONAL_LOCKS=0 git -C "$REPO" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
-		rev="$rev+local-changes"
-	fi
-fi
+rev=$(cshell_rev)
 vers="iperf3 $(iperf3 --version | head -1 | awk '{print $2}') | wrk $({ wrk -v 2>&1 || true; } | head -1 | awk '{print $2}')"
 command -v rootlesskit >/dev/null && vers+=" | rootlesskit $(rootlesskit --version | awk '{print $3}')"
 command -v slirp4netns >/dev/null && vers+=" | slirp4netns $(slirp4netns --version | head -1 | awk '{print $3}')"

@@ -135,16 +135,7 @@ CFG=$W/config.json
 printf '{"shells": {"maxConcurrent": %d, "maxLogBytes": %d}}\n' "$MAXC" $((2 * BIG)) >"$CFG"
 chmod 644 "$CFG"
 
-rev=unknown
-if [ -n "${CSHELL_BIN:-}" ]; then
-	rev="($CSHELL_BIN)"
-elif command -v git >/dev/null; then
-	# read-only git: GIT_OPTIONAL_LOCKS=0 keeps status from refreshing the index
-	rev=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
-	if [ -n "$(GIT_OPTIONAL_LOCKS=0 git -C "$REPO" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
-		rev="$rev+local-changes"
-	fi
-fi
+rev=$(cshell_rev)
 gov=
 [ -n "${CSHELL_BIN:-}" ] || gov=" ($(go version | awk '{print $3}'))"
 echo "# cshell $rev$gov | kernel $(uname -r) | $(nproc) cpus | $ROUNDS rounds | users: ${USERS[*]} | work dir $W"

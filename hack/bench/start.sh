@@ -89,16 +89,7 @@ build_cshell "$W"
 install -m 644 "$HERE/abtime.py" "$HERE/mkbundle.py" "$W/"
 chmod 755 "$W/cshell"
 
-rev=unknown
-if [ -n "${CSHELL_BIN:-}" ]; then
-	rev="($CSHELL_BIN)"
-elif command -v git >/dev/null; then
-	# read-only git: GIT_OPTIONAL_LOCKS=0 keeps status from refreshing the index
-	rev=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
-	if [ -n "$(GIT_OPTIONAL_LOCKS=0 git -C "$REPO" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
-		rev="$rev+local-changes"
-	fi
-fi
+rev=$(cshell_rev)
 echo "# cshell $rev ($(go version | awk '{print $3}')) | runc $("$RUNC" --version | awk 'NR==1{print $3}')" \
 	"| $("$BWRAP" --version) | kernel $(uname -r) | $(nproc) cpus | $ROUNDS rounds"
 
