@@ -311,6 +311,7 @@ func (s *supervisor) run() error {
 		case <-early:
 			answered = true
 			s.say(answer{Status: "running"})
+			dropStartupCode()
 		case ex := <-exited:
 			stopRelay() // the ports close with the shell
 			relays.Wait()

@@ -33,9 +33,9 @@
 #      a. one idle shell (`sleep 600`), 1 s after its start; goal <= 12 MiB.
 #         The container's init (the shell's pid) is shown too, and the
 #         supervisor's RssAnon (its own memory) apart from its RssFile (the
-#         cshell binary's page cache, which every cshell process shares; on
-#         kernels that keep executables in large folios nearly the whole
-#         binary counts as resident in each of them).
+#         cshell binary's page cache, which every cshell process shares;
+#         the supervisor drops the binary's pages once its shell runs, see
+#         shells/memtrim_linux.go). VmHWM shows the peak of the start.
 #      b. the supervisor of the 1 GiB shell of part 2, sampled every 0.2 s:
 #         that shell sleeps 1 s first, so samples before its first byte are
 #         "idle"; goal: the largest sample while writing <= idle + 4 MiB.
