@@ -92,7 +92,10 @@ func serveExposes(ctx context.Context, f *netrelay.Factory, ls []net.Listener, p
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			netrelay.Serve(ctx, l, func(ctx context.Context) (net.Conn, error) { return dialInside(ctx, f, port) })
+			// 127.0.0.1 first, then ::1, for servers that bind localhost as IPv6 only.
+			netrelay.Relay(ctx, l, f.Target(
+				netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)),
+				netip.AddrPortFrom(netip.IPv6Loopback(), uint16(port))))
 		}()
 	}
 }
@@ -155,10 +158,7 @@ func reachSession(ctx context.Context, f *netrelay.Factory, hosts []netip.AddrPo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var d net.Dialer
-			netrelay.Serve(ctx, inner, func(ctx context.Context) (net.Conn, error) {
-				return d.DialContext(ctx, "tcp", host.String())
-			})
+			netrelay.Relay(ctx, inner, netrelay.HostTarget(host))
 		}()
 	}
 }

@@ -1,0 +1,355 @@
+package netrelay
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	pipeSize   = 1 << 20 // what Go's own splicing asks for
+	sparePipes = 16      // empty pipes kept for the next burst
+)
+
+// HostTarget connects to addrs in this process's own network namespace.
+func HostTarget(addrs ...netip.AddrPort) Target {
+	return Target{Socket: hostSocket, Addrs: addrs}
+}
+
+func hostSocket(family int) (int, error) {
+	return unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+}
+
+// Target connects to addrs inside the shell's network namespace, with
+// sockets the shell's init makes.
+func (f *Factory) Target(addrs ...netip.AddrPort) Target {
+	return Target{Socket: f.socket, Addrs: addrs}
+}
+
+// Relay accepts on l and relays each connection to t, until ctx ends; then
+// it closes l and every connection it carries, and returns. A connection
+// that no address of t accepts (nothing listens there yet) is closed at
+// once: the client sees EOF. A side that ends its writing is passed on as
+// a half-close; an error on either side ends both.
+//
+// One goroutine does it all with epoll, and the bytes move by splice
+// through pipes without entering the process: a relayed connection costs
+// no goroutine, no buffer, and an idle one no pipe.
+func Relay(ctx context.Context, l net.Listener, t Target) {
+	r, err := newRelay(l, t)
+	l.Close() // the relay has its own descriptor of the socket
+	if err != nil {
+		return
+	}
+	woken := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(woken)
+		var one = [8]byte{1}
+		_, _ = unix.Write(r.wake, one[:])
+	})
+	r.loop()
+	if !stop() {
+		<-woken // the wake-up is written before its descriptor closes
+	}
+	r.close()
+}
+
+type relay struct {
+	ep, lfd, wake int // epoll, the listening socket, an eventfd that stops the loop
+	t             Target
+	conns         map[int]*relayed // by both descriptors
+	pipes         [][2]int         // spare empty pipes
+}
+
+// relayed is one relayed connection.
+type relayed struct {
+	front, back int              // the accepted socket; the far one (-1 until made)
+	addrs       []netip.AddrPort // still to try while connecting
+	connecting  bool
+	up, down    flow // front to back, back to front
+}
+
+// flow is one direction of a connection.
+type flow struct {
+	pipe      [2]int // read and write end; -1 when it holds none
+	held      int    // bytes in the pipe
+	eof, shut bool   // the source ended; that was passed on
+}
+
+func newRelay(l net.Listener, t Target) (*relay, error) {
+	sc, ok := l.(syscall.Conn)
+	if !ok {
+		return nil, errors.New("relay: not a socket listener")
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	r := &relay{ep: -1, lfd: -1, wake: -1, t: t, conns: map[int]*relayed{}}
+	var derr error
+	if err := rc.Control(func(fd uintptr) {
+		r.lfd, derr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
+	}); err != nil {
+		return nil, err
+	}
+	if derr != nil {
+		return nil, derr
+	}
+	if r.ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err == nil {
+		r.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	}
+	if err == nil {
+		err = unix.SetNonblock(r.lfd, true)
+	}
+	if err == nil {
+		err = r.watch(r.wake, unix.EPOLLIN)
+	}
+	if err == nil {
+		err = r.watch(r.lfd, unix.EPOLLIN) // level-triggered: a burst is taken in turns
+	}
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *relay) watch(fd int, events uint32) error {
+	return unix.EpollCtl(r.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: events, Fd: int32(fd)})
+}
+
+func (r *relay) loop() {
+	events := make([]unix.EpollEvent, 64)
+	for {
+		n, err := unix.EpollWait(r.ep, events, -1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return
+		}
+		for _, ev := range events[:n] {
+			switch fd := int(ev.Fd); fd {
+			case r.wake:
+				return
+			case r.lfd:
+				r.accept()
+			default:
+				if c := r.conns[fd]; c != nil { // nil: ended earlier in this batch
+					r.step(c, fd, ev.Events)
+				}
+			}
+		}
+	}
+}
+
+// accept takes up to a handful of waiting connections and starts to
+// connect each to the target.
+func (r *relay) accept() {
+	for range 16 {
+		fd, _, err := unix.Accept4(r.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		switch {
+		case err == unix.EAGAIN:
+			return
+		case err == unix.EINTR || err == unix.ECONNABORTED:
+			continue
+		case err != nil:
+			// Out of descriptors or memory: the listener stays ready, so
+			// let a moment pass rather than spin.
+			time.Sleep(10 * time.Millisecond)
+			return
+		}
+		c := &relayed{front: fd, back: -1, addrs: r.t.Addrs}
+		c.up.pipe, c.down.pipe = [2]int{-1, -1}, [2]int{-1, -1}
+		r.conns[fd] = c
+		if !r.dial(c) || r.watch(fd, unix.EPOLLIN|unix.EPOLLOUT|unix.EPOLLRDHUP|unix.EPOLLET) != nil {
+			r.drop(c)
+		}
+	}
+}
+
+// dial starts to connect c to the next address that takes a connect;
+// false when none is left.
+func (r *relay) dial(c *relayed) bool {
+	for len(c.addrs) > 0 {
+		ap := c.addrs[0]
+		c.addrs = c.addrs[1:]
+		fd, err := r.t.Socket(family(ap.Addr()))
+		if err != nil {
+			continue
+		}
+		if err := unix.SetNonblock(fd, true); err != nil {
+			unix.Close(fd)
+			continue
+		}
+		if err := unix.Connect(fd, sockaddr(ap)); err != nil && err != unix.EINPROGRESS {
+			unix.Close(fd)
+			continue
+		}
+		// Connected or not yet: the first event on it tells.
+		c.back, c.connecting = fd, true
+		r.conns[fd] = c
+		if err := r.watch(fd, unix.EPOLLIN|unix.EPOLLOUT|unix.EPOLLRDHUP|unix.EPOLLET); err != nil {
+			delete(r.conns, fd)
+			unix.Close(fd)
+			c.back = -1
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// step moves what can move on c after an event on fd.
+func (r *relay) step(c *relayed, fd int, events uint32) {
+	if c.connecting {
+		if fd != c.back {
+			return // the client's bytes wait in its socket
+		}
+		soErr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+		if err == nil && soErr == 0 && events&(unix.EPOLLERR|unix.EPOLLHUP) == 0 {
+			if events&unix.EPOLLOUT == 0 {
+				return
+			}
+			c.connecting = false
+		} else {
+			delete(r.conns, fd)
+			unix.Close(fd)
+			c.back = -1
+			if !r.dial(c) {
+				r.drop(c)
+			}
+			return
+		}
+	}
+	if err := r.move(&c.up, c.front, c.back); err != nil {
+		r.drop(c)
+		return
+	}
+	if err := r.move(&c.down, c.back, c.front); err != nil || (c.up.shut && c.down.shut) {
+		r.drop(c)
+	}
+}
+
+// move splices from src through f's pipe to dst until one of them would
+// block; the source's end is passed on as a half-close of dst.
+func (r *relay) move(f *flow, src, dst int) error {
+	const flags = unix.SPLICE_F_MOVE | unix.SPLICE_F_NONBLOCK
+	for {
+		if f.held > 0 {
+			n, err := unix.Splice(f.pipe[0], nil, dst, nil, f.held, flags)
+			if err == unix.EAGAIN {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			f.held -= int(n)
+			continue
+		}
+		if f.eof {
+			if !f.shut {
+				f.shut = true
+				if err := unix.Shutdown(dst, unix.SHUT_WR); err != nil && err != unix.ENOTCONN {
+					return err
+				}
+			}
+			r.release(f)
+			return nil
+		}
+		if f.pipe[0] < 0 {
+			if err := r.take(f); err != nil {
+				return err
+			}
+		}
+		n, err := unix.Splice(src, nil, f.pipe[1], nil, pipeSize, flags)
+		if err == unix.EAGAIN {
+			r.release(f) // an idle connection holds no pipe
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			f.eof = true
+			continue
+		}
+		f.held += int(n)
+	}
+}
+
+// take gives f an empty pipe.
+func (r *relay) take(f *flow) error {
+	if n := len(r.pipes); n > 0 {
+		f.pipe = r.pipes[n-1]
+		r.pipes = r.pipes[:n-1]
+		return nil
+	}
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		return err
+	}
+	_, _ = unix.FcntlInt(uintptr(p[0]), unix.F_SETPIPE_SZ, pipeSize) // best effort
+	f.pipe = p
+	return nil
+}
+
+// release takes f's pipe back if it is empty, keeping a few spare.
+func (r *relay) release(f *flow) {
+	if f.pipe[0] < 0 || f.held > 0 {
+		return
+	}
+	if len(r.pipes) < sparePipes {
+		r.pipes = append(r.pipes, f.pipe)
+	} else {
+		unix.Close(f.pipe[0])
+		unix.Close(f.pipe[1])
+	}
+	f.pipe = [2]int{-1, -1}
+}
+
+// drop ends c: both sockets close, and its pipes go back or close.
+func (r *relay) drop(c *relayed) {
+	for _, fd := range []int{c.front, c.back} {
+		if fd >= 0 {
+			delete(r.conns, fd)
+			unix.Close(fd) // closing also takes it out of the epoll set
+		}
+	}
+	c.front, c.back = -1, -1
+	for _, f := range []*flow{&c.up, &c.down} {
+		r.release(f)
+		if f.pipe[0] >= 0 { // bytes that will never be delivered
+			unix.Close(f.pipe[0])
+			unix.Close(f.pipe[1])
+			f.pipe = [2]int{-1, -1}
+		}
+	}
+}
+
+// close ends every connection and closes the listener: the port is shut.
+func (r *relay) close() {
+	seen := map[*relayed]bool{}
+	for _, c := range r.conns {
+		if !seen[c] {
+			seen[c] = true
+			r.drop(c)
+		}
+	}
+	for _, p := range r.pipes {
+		unix.Close(p[0])
+		unix.Close(p[1])
+	}
+	r.pipes = nil
+	for _, fd := range []int{r.lfd, r.wake, r.ep} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+	r.lfd, r.wake, r.ep = -1, -1, -1
+}

@@ -1,0 +1,239 @@
+package netrelay
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"testing"
+	"time"
+)
+
+// startRelay relays a new loopback listener to addrs until the test ends;
+// it returns the listener's address and a func that stops the relay and
+// waits until it has returned.
+func startRelay(t *testing.T, addrs ...netip.AddrPort) (string, func()) {
+	t.Helper()
+	front, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		Relay(ctx, front, HostTarget(addrs...))
+		close(done)
+	}()
+	stop := func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("Relay did not return after its context ended")
+		}
+	}
+	t.Cleanup(stop)
+	return front.Addr().String(), stop
+}
+
+func addrPort(t *testing.T, l net.Listener) netip.AddrPort {
+	t.Helper()
+	return netip.MustParseAddrPort(l.Addr().String())
+}
+
+// closedPort is a loopback port where nothing listens.
+func closedPort(t *testing.T) netip.AddrPort {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap := addrPort(t, l)
+	l.Close()
+	return ap
+}
+
+// expectEnd checks that the relay closes c: the client sees the end, not
+// a hang, and no data.
+func expectEnd(t *testing.T, c net.Conn) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Error("read data where the connection should have ended")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Error("the client hung instead of seeing the connection end")
+	}
+}
+
+func TestRelayHalfCloseAndLargeTransfer(t *testing.T) {
+	backend := startServer(t, readAllThenReply)
+	front, stop := startRelay(t, addrPort(t, backend))
+	data := make([]byte, 8<<20)
+	rand.Read(data)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := net.Dial("tcp", front)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer c.Close()
+			go func() {
+				c.Write(data)
+				c.(*net.TCPConn).CloseWrite() // the server answers only after this
+			}()
+			got, err := io.ReadAll(c)
+			if err != nil || !bytes.Equal(got, data) {
+				t.Errorf("got %d bytes (%v), want the %d sent", len(got), err, len(data))
+			}
+		}()
+	}
+	wg.Wait()
+	stop()
+	if c, err := net.DialTimeout("tcp", front, time.Second); err == nil {
+		c.Close()
+		t.Error("the listener is still open after Relay returned")
+	}
+}
+
+func TestRelayTriesTheNextAddress(t *testing.T) {
+	backend := startServer(t, readAllThenReply)
+	front, _ := startRelay(t, closedPort(t), addrPort(t, backend))
+	c, err := net.Dial("tcp", front)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte("ping"))
+	c.(*net.TCPConn).CloseWrite()
+	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if got, err := io.ReadAll(c); string(got) != "ping" {
+		t.Errorf("got %q (%v) through the second address, want ping", got, err)
+	}
+}
+
+func TestRelayUnreachableClosesClient(t *testing.T) {
+	front, _ := startRelay(t, closedPort(t))
+	c, err := net.Dial("tcp", front)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	expectEnd(t, c)
+}
+
+func TestRelayBackendResetEndsClient(t *testing.T) {
+	backend := startServer(t, func(c net.Conn) {
+		c.(*net.TCPConn).SetLinger(0) // close with a reset
+		c.Close()
+	})
+	front, _ := startRelay(t, addrPort(t, backend))
+	c, err := net.Dial("tcp", front)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	expectEnd(t, c)
+}
+
+func TestRelayClosesActiveConnections(t *testing.T) {
+	hold := startServer(t, func(c net.Conn) { io.Copy(io.Discard, c); c.Close() })
+	front, stop := startRelay(t, addrPort(t, hold))
+	c, err := net.Dial("tcp", front)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte("x"))
+	time.Sleep(50 * time.Millisecond)
+	stop() // the shell ended: its connections end too
+	expectEnd(t, c)
+}
+
+func TestRelayManyShortConnections(t *testing.T) {
+	backend := startServer(t, readAllThenReply)
+	front, _ := startRelay(t, addrPort(t, backend))
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 25 {
+				c, err := net.Dial("tcp", front)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				msg := []byte{byte(i), byte(j)}
+				c.Write(msg)
+				c.(*net.TCPConn).CloseWrite()
+				c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				got, err := io.ReadAll(c)
+				c.Close()
+				if !bytes.Equal(got, msg) {
+					t.Errorf("connection %d/%d: got %v (%v), want %v", i, j, got, err, msg)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestRelayIdleConnectionsHoldNoPipes: an idle connection costs its two
+// sockets and nothing more, and an ended one nothing at all.
+func TestRelayIdleConnectionsHoldNoPipes(t *testing.T) {
+	countFDs := func() int {
+		entries, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(entries)
+	}
+	// The echo copies through a buffer: Go's own splicing would hold a
+	// pipe per connection here and spoil the count.
+	echo := startServer(t, func(c net.Conn) {
+		io.Copy(struct{ io.Writer }{c}, struct{ io.Reader }{c})
+		c.Close()
+	})
+	front, _ := startRelay(t, addrPort(t, echo))
+	time.Sleep(50 * time.Millisecond)
+	before := countFDs()
+	const n = 50
+	var conns []net.Conn
+	for range n {
+		c, err := net.Dial("tcp", front)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte("ping"))
+		c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		if _, err := io.ReadFull(c, make([]byte, 4)); err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	// Per connection: the client's socket, the accepted one, the relay's
+	// far one and the server's; the relay's spare pipes come on top.
+	limit := before + 4*n + 2*sparePipes + 4
+	if got := countFDs(); got > limit {
+		t.Errorf("%d descriptors with %d idle connections (%d before): pipes are held", got, n, before)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for countFDs() > before+2*sparePipes && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := countFDs(); got > before+2*sparePipes {
+		t.Errorf("%d descriptors after every connection ended, %d before", got, before)
+	}
+}
