@@ -30,6 +30,10 @@ const SuperviseArg = "__supervise"
 // program) is answered with its end instead.
 const earlyWindow = 30 * time.Millisecond
 
+// settleTime is how long a running supervisor waits, after its answer and
+// after each request, before it lets go of the pages its start touched.
+const settleTime = 250 * time.Millisecond
+
 // supervisorSpec is what run -d hands to its supervisor, in spec.json
 // (mode 0600, removed once read: the environment may hold secrets).
 type supervisorSpec struct {
@@ -286,6 +290,7 @@ func (s *supervisor) run() error {
 		ownerGone <-chan struct{}
 		reason    string // kill, timeout, session
 		killSig   syscall.Signal
+		settled   <-chan time.Time // no request for a moment: see dropStartupCode
 	)
 	if s.spec.Timeout > 0 {
 		timeout = time.After(s.spec.Timeout)
@@ -311,6 +316,9 @@ func (s *supervisor) run() error {
 		case <-early:
 			answered = true
 			s.say(answer{Status: "running"})
+			settled = time.After(settleTime)
+		case <-settled:
+			settled = nil
 			dropStartupCode()
 		case ex := <-exited:
 			stopRelay() // the ports close with the shell
@@ -321,6 +329,9 @@ func (s *supervisor) run() error {
 			}
 			return nil
 		case c := <-requests:
+			if answered {
+				settled = time.After(settleTime) // readiness probes touch code too
+			}
 			var req request
 			if err := json.NewDecoder(bufio.NewReader(c)).Decode(&req); err != nil {
 				c.Close()
