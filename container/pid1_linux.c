@@ -62,7 +62,7 @@ static int serve_factory(void)
 	} else {
 		family = req[0] == '4' ? AF_INET : AF_INET6;
 		for (n = 0; n < req[1]; n++) {
-			fds[n] = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			fds[n] = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 			if (fds[n] < 0) {
 				status = errno;
 				break;

@@ -109,11 +109,7 @@ func (f *Factory) Dial(ctx context.Context, ap netip.AddrPort) (net.Conn, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
-		return nil, err
-	}
-	err = unix.Connect(fd, sockaddr(ap))
+	err = unix.Connect(fd, sockaddr(ap)) // the init makes sockets non-blocking
 	inProgress := err == unix.EINPROGRESS
 	if err != nil && !inProgress {
 		unix.Close(fd)

@@ -7,8 +7,8 @@ import (
 // Target is where Relay takes each connection it accepts: a new TCP socket
 // from Socket, connected to the first of Addrs that accepts it.
 type Target struct {
-	// Socket returns a new unconnected TCP socket of the family
-	// (unix.AF_INET or AF_INET6); Relay owns it from then on.
+	// Socket returns a new unconnected, non-blocking TCP socket of the
+	// family (unix.AF_INET or AF_INET6); Relay owns it from then on.
 	Socket func(family int) (int, error)
 	Addrs  []netip.AddrPort
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"os"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -60,7 +62,8 @@ func Relay(ctx context.Context, l net.Listener, t Target) {
 }
 
 type relay struct {
-	ep, lfd, wake int // epoll, the listening socket, an eventfd that stops the loop
+	ep, lfd, wake int      // epoll, the listening socket, an eventfd that stops the loop
+	epf           *os.File // ep, in the runtime's poller
 	t             Target
 	conns         map[int]*relayed // by both descriptors
 	pipes         [][2]int         // spare empty pipes
@@ -101,6 +104,11 @@ func newRelay(l net.Listener, t Target) (*relay, error) {
 		return nil, derr
 	}
 	if r.ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err == nil {
+		if err = unix.SetNonblock(r.ep, true); err == nil {
+			r.epf = os.NewFile(uintptr(r.ep), "relay-epoll") // non-blocking: polled
+		}
+	}
+	if err == nil {
 		r.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	}
 	if err == nil {
@@ -123,29 +131,42 @@ func (r *relay) watch(fd int, events uint32) error {
 	return unix.EpollCtl(r.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: events, Fd: int32(fd)})
 }
 
+// loop handles events until the wake-up. It never blocks in epoll_wait
+// itself: the runtime's poller watches the epoll descriptor and wakes the
+// loop when it has events, so that no thread sits in a system call (which
+// would keep the runtime's monitor polling every few microseconds).
 func (r *relay) loop() {
 	events := make([]unix.EpollEvent, 64)
-	for {
-		n, err := unix.EpollWait(r.ep, events, -1)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return
-		}
-		for _, ev := range events[:n] {
-			switch fd := int(ev.Fd); fd {
-			case r.wake:
-				return
-			case r.lfd:
-				r.accept()
-			default:
-				if c := r.conns[fd]; c != nil { // nil: ended earlier in this batch
-					r.step(c, fd, ev.Events)
+	rc, err := r.epf.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Read(func(uintptr) bool {
+		for {
+			n, err := epollPoll(r.ep, events)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				return true
+			}
+			if n == 0 {
+				return false // wait for the poller
+			}
+			for _, ev := range events[:n] {
+				switch fd := int(ev.Fd); fd {
+				case r.wake:
+					return true
+				case r.lfd:
+					r.accept()
+				default:
+					if c := r.conns[fd]; c != nil { // nil: ended earlier in this batch
+						r.step(c, fd, ev.Events)
+					}
 				}
 			}
 		}
-	}
+	})
 }
 
 // accept takes up to a handful of waiting connections and starts to
@@ -183,10 +204,6 @@ func (r *relay) dial(c *relayed) bool {
 		if err != nil {
 			continue
 		}
-		if err := unix.SetNonblock(fd, true); err != nil {
-			unix.Close(fd)
-			continue
-		}
 		if err := unix.Connect(fd, sockaddr(ap)); err != nil && err != unix.EINPROGRESS {
 			unix.Close(fd)
 			continue
@@ -205,19 +222,15 @@ func (r *relay) dial(c *relayed) bool {
 	return false
 }
 
-// step moves what can move on c after an event on fd.
+// step moves what can move on c after an event on fd: what fd has to
+// read, and what waited for fd to take more.
 func (r *relay) step(c *relayed, fd int, events uint32) {
+	both := false
 	if c.connecting {
 		if fd != c.back {
 			return // the client's bytes wait in its socket
 		}
-		soErr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
-		if err == nil && soErr == 0 && events&(unix.EPOLLERR|unix.EPOLLHUP) == 0 {
-			if events&unix.EPOLLOUT == 0 {
-				return
-			}
-			c.connecting = false
-		} else {
+		if events&(unix.EPOLLERR|unix.EPOLLHUP) != 0 { // refused: try the next address
 			delete(r.conns, fd)
 			unix.Close(fd)
 			c.back = -1
@@ -226,12 +239,27 @@ func (r *relay) step(c *relayed, fd int, events uint32) {
 			}
 			return
 		}
+		if events&unix.EPOLLOUT == 0 {
+			return
+		}
+		c.connecting, both = false, true // the client may have written already
 	}
-	if err := r.move(&c.up, c.front, c.back); err != nil {
-		r.drop(c)
-		return
+	readable := both || events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0
+	writable := events&unix.EPOLLOUT != 0
+	in, out := &c.up, &c.down // what fd sends, what it receives
+	src, dst := c.front, c.back
+	if fd == c.back {
+		in, out = out, in
+		src, dst = dst, src
 	}
-	if err := r.move(&c.down, c.back, c.front); err != nil || (c.up.shut && c.down.shut) {
+	var err error
+	if readable {
+		err = r.move(in, src, dst)
+	}
+	if err == nil && (both || writable && out.held > 0) {
+		err = r.move(out, dst, src)
+	}
+	if err != nil || (c.up.shut && c.down.shut) {
 		r.drop(c)
 	}
 }
@@ -239,17 +267,16 @@ func (r *relay) step(c *relayed, fd int, events uint32) {
 // move splices from src through f's pipe to dst until one of them would
 // block; the source's end is passed on as a half-close of dst.
 func (r *relay) move(f *flow, src, dst int) error {
-	const flags = unix.SPLICE_F_MOVE | unix.SPLICE_F_NONBLOCK
 	for {
 		if f.held > 0 {
-			n, err := unix.Splice(f.pipe[0], nil, dst, nil, f.held, flags)
+			n, err := splice(f.pipe[0], dst, f.held)
 			if err == unix.EAGAIN {
 				return nil
 			}
 			if err != nil {
 				return err
 			}
-			f.held -= int(n)
+			f.held -= n
 			continue
 		}
 		if f.eof {
@@ -267,7 +294,7 @@ func (r *relay) move(f *flow, src, dst int) error {
 				return err
 			}
 		}
-		n, err := unix.Splice(src, nil, f.pipe[1], nil, pipeSize, flags)
+		n, err := splice(src, f.pipe[1], pipeSize)
 		if err == unix.EAGAIN {
 			r.release(f) // an idle connection holds no pipe
 			return nil
@@ -279,7 +306,7 @@ func (r *relay) move(f *flow, src, dst int) error {
 			f.eof = true
 			continue
 		}
-		f.held += int(n)
+		f.held += n
 	}
 }
 
@@ -346,10 +373,38 @@ func (r *relay) close() {
 		unix.Close(p[1])
 	}
 	r.pipes = nil
-	for _, fd := range []int{r.lfd, r.wake, r.ep} {
+	for _, fd := range []int{r.lfd, r.wake} {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
 	}
-	r.lfd, r.wake, r.ep = -1, -1, -1
+	if r.epf != nil {
+		r.epf.Close()
+	} else if r.ep >= 0 {
+		unix.Close(r.ep)
+	}
+	r.lfd, r.wake, r.ep, r.epf = -1, -1, -1, nil
+}
+
+// splice moves up to n bytes from in to out without blocking. Every
+// descriptor the loop splices is non-blocking, so the call never sleeps
+// and is made raw: the runtime's monitor would otherwise take each one for
+// a blocking call and hand the processor to another thread, often.
+func splice(in, out, n int) (int, error) {
+	r, _, e := unix.RawSyscall6(unix.SYS_SPLICE, uintptr(in), 0, uintptr(out), 0, uintptr(n),
+		unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+// epollPoll returns the events ready now (a timeout of 0: it never sleeps,
+// and is made raw like splice).
+func epollPoll(ep int, events []unix.EpollEvent) (int, error) {
+	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
 }
