@@ -40,7 +40,7 @@ type Proxy struct {
 	// long (default 15 minutes).
 	IdleTimeout time.Duration
 
-	track func(c net.Conn, add bool) bool // set by Serve
+	splicer *Splicer // set by Serve
 }
 
 // maxHeaderBytes bounds an HTTP request head.
@@ -69,21 +69,19 @@ func (p *Proxy) Serve(ctx context.Context, l net.Listener) {
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = srv.Serve(httpConns) }()
 
-	var mu sync.Mutex
-	tunnels := map[net.Conn]struct{}{}
-	p.track = func(c net.Conn, add bool) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if !add {
-			delete(tunnels, c)
-			return true
-		}
-		if ctx.Err() != nil {
-			return false
-		}
-		tunnels[c] = struct{}{}
-		return true
+	idle := p.IdleTimeout
+	if idle <= 0 {
+		idle = 15 * time.Minute
 	}
+	sp, err := NewSplicer(idle)
+	if err != nil { // out of descriptors: no proxy rather than a broken one
+		l.Close()
+		_ = srv.Close()
+		httpConns.Close()
+		wg.Wait()
+		return
+	}
+	p.splicer = sp
 	stop := context.AfterFunc(ctx, func() { l.Close() })
 	defer stop()
 	slots := make(chan struct{}, maxConns)
@@ -111,11 +109,7 @@ func (p *Proxy) Serve(ctx context.Context, l net.Listener) {
 	l.Close()
 	_ = srv.Close() // closes idle and active HTTP connections
 	httpConns.Close()
-	mu.Lock()
-	for c := range tunnels {
-		c.Close()
-	}
-	mu.Unlock()
+	sp.Close() // ends every tunnel
 	wg.Wait()
 }
 
@@ -248,28 +242,10 @@ func (p *Proxy) dial(ctx context.Context, host string, port int, method string) 
 	return c, err
 }
 
-// tunnel pipes a client and an upstream connection, both tracked so that
-// the proxy's end closes them.
+// tunnel carries bytes between a client and an upstream connection until
+// the tunnel ends (the idle limit included), or the proxy does.
 func (p *Proxy) tunnel(c, up net.Conn) {
-	if !p.track(c, true) {
-		c.Close()
-		up.Close()
-		return
-	}
-	defer p.track(c, false)
-	if !p.track(up, true) {
-		c.Close()
-		up.Close()
-		return
-	}
-	defer p.track(up, false)
-	idle := p.IdleTimeout
-	if idle <= 0 {
-		idle = 15 * time.Minute
-	}
-	stop := closeWhenIdle(c, up, idle)
-	defer stop()
-	Pipe(c, up)
+	<-p.splicer.Carry(c, up)
 }
 
 // SOCKS5 reply codes (RFC 1928).

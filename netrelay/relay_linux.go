@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -43,30 +44,101 @@ func (f *Factory) Target(addrs ...netip.AddrPort) Target {
 // through pipes without entering the process: a relayed connection costs
 // no goroutine, no buffer, and an idle one no pipe.
 func Relay(ctx context.Context, l net.Listener, t Target) {
-	r, err := newRelay(l, t)
-	l.Close() // the relay has its own descriptor of the socket
+	r, err := newLoop(0)
+	if err == nil {
+		err = r.listen(l, t)
+	}
+	l.Close() // the loop has its own descriptor of the socket
 	if err != nil {
+		if r != nil {
+			r.close()
+		}
 		return
 	}
-	woken := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		defer close(woken)
-		var one = [8]byte{1}
-		_, _ = unix.Write(r.wake, one[:])
-	})
-	r.loop()
-	if !stop() {
-		<-woken // the wake-up is written before its descriptor closes
+	stop := context.AfterFunc(ctx, r.stop)
+	defer stop()
+	r.run()
+}
+
+// Splicer carries pairs of connected sockets, each byte from one to the
+// other, in one epoll loop like Relay's.
+type Splicer struct{ r *relay }
+
+// NewSplicer starts a splicer whose pairs end after idle without a byte
+// moved (never when idle is 0).
+func NewSplicer(idle time.Duration) (*Splicer, error) {
+	r, err := newLoop(idle)
+	if err != nil {
+		return nil, err
 	}
-	r.close()
+	go r.run()
+	return &Splicer{r: r}, nil
+}
+
+// Carry moves bytes between a and b until both directions end, an error
+// or the idle limit ends them, or the splicer closes; the returned
+// channel closes then. a and b belong to the splicer from the call on.
+func (s *Splicer) Carry(a, b net.Conn) <-chan struct{} {
+	c := &relayed{front: -1, back: -1, done: make(chan struct{})}
+	c.up.pipe, c.down.pipe = [2]int{-1, -1}, [2]int{-1, -1}
+	var errA, errB error
+	c.front, errA = dupSocket(a)
+	c.back, errB = dupSocket(b)
+	a.Close()
+	b.Close()
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if errA != nil || errB != nil || r.stopping {
+		for _, fd := range []int{c.front, c.back} {
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+		}
+		close(c.done)
+		return c.done
+	}
+	r.adopted = append(r.adopted, c)
+	r.poke()
+	return c.done
+}
+
+// Close ends every pair and the loop.
+func (s *Splicer) Close() {
+	s.r.stop()
+	<-s.r.ended
+}
+
+// dupSocket returns a descriptor of c's socket of its own.
+func dupSocket(c net.Conn) (int, error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return -1, errors.New("splice: not a socket")
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd, derr := -1, error(nil)
+	if err := rc.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return -1, err
+	}
+	return fd, derr
 }
 
 type relay struct {
-	ep, lfd, wake int      // epoll, the listening socket, an eventfd that stops the loop
+	ep, lfd, wake int      // epoll, the listening socket (-1: none), an eventfd
 	epf           *os.File // ep, in the runtime's poller
+	tick          int      // a timerfd for the idle check (-1: none)
+	idle          time.Duration
 	t             Target
 	conns         map[int]*relayed // by both descriptors
 	pipes         [][2]int         // spare empty pipes
+	ended         chan struct{}    // closed when the loop has closed everything
+
+	mu       sync.Mutex // guards what other goroutines hand in, and the eventfd
+	adopted  []*relayed
+	stopping bool
 }
 
 // relayed is one relayed connection.
@@ -74,7 +146,9 @@ type relayed struct {
 	front, back int              // the accepted socket; the far one (-1 until made)
 	addrs       []netip.AddrPort // still to try while connecting
 	connecting  bool
-	up, down    flow // front to back, back to front
+	up, down    flow          // front to back, back to front
+	last        time.Time     // when it last moved (with an idle limit)
+	done        chan struct{} // closed when it ends (a carried pair)
 }
 
 // flow is one direction of a connection.
@@ -84,25 +158,9 @@ type flow struct {
 	eof, shut bool   // the source ended; that was passed on
 }
 
-func newRelay(l net.Listener, t Target) (*relay, error) {
-	sc, ok := l.(syscall.Conn)
-	if !ok {
-		return nil, errors.New("relay: not a socket listener")
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
-	r := &relay{ep: -1, lfd: -1, wake: -1, t: t, conns: map[int]*relayed{}}
-	var derr error
-	if err := rc.Control(func(fd uintptr) {
-		r.lfd, derr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
-	}); err != nil {
-		return nil, err
-	}
-	if derr != nil {
-		return nil, derr
-	}
+func newLoop(idle time.Duration) (*relay, error) {
+	r := &relay{ep: -1, lfd: -1, wake: -1, tick: -1, idle: idle, conns: map[int]*relayed{}, ended: make(chan struct{})}
+	var err error
 	if r.ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err == nil {
 		if err = unix.SetNonblock(r.ep, true); err == nil {
 			r.epf = os.NewFile(uintptr(r.ep), "relay-epoll") // non-blocking: polled
@@ -112,13 +170,17 @@ func newRelay(l net.Listener, t Target) (*relay, error) {
 		r.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	}
 	if err == nil {
-		err = unix.SetNonblock(r.lfd, true)
-	}
-	if err == nil {
 		err = r.watch(r.wake, unix.EPOLLIN)
 	}
-	if err == nil {
-		err = r.watch(r.lfd, unix.EPOLLIN) // level-triggered: a burst is taken in turns
+	if err == nil && idle > 0 {
+		r.tick, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+		if err == nil {
+			every := unix.NsecToTimespec(int64(min(idle/4, 30*time.Second)))
+			err = unix.TimerfdSettime(r.tick, 0, &unix.ItimerSpec{Interval: every, Value: every}, nil)
+		}
+		if err == nil {
+			err = r.watch(r.tick, unix.EPOLLIN)
+		}
 	}
 	if err != nil {
 		r.close()
@@ -127,15 +189,60 @@ func newRelay(l net.Listener, t Target) (*relay, error) {
 	return r, nil
 }
 
+// listen makes the loop accept on its own descriptor of l's socket and
+// relay to t.
+func (r *relay) listen(l net.Listener, t Target) error {
+	sc, ok := l.(syscall.Conn)
+	if !ok {
+		return errors.New("relay: not a socket listener")
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var derr error
+	if err := rc.Control(func(fd uintptr) {
+		r.lfd, derr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
+	}); err != nil {
+		return err
+	}
+	if derr != nil {
+		return derr
+	}
+	r.t = t
+	if err := unix.SetNonblock(r.lfd, true); err != nil {
+		return err
+	}
+	return r.watch(r.lfd, unix.EPOLLIN) // level-triggered: a burst is taken in turns
+}
+
+// poke wakes the loop; call with r.mu held.
+func (r *relay) poke() {
+	one := [8]byte{1}
+	_, _ = unix.Write(r.wake, one[:])
+}
+
+// stop ends the loop: every connection closes, and so does the listener.
+func (r *relay) stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.stopping {
+		r.stopping = true
+		r.poke()
+	}
+}
+
 func (r *relay) watch(fd int, events uint32) error {
 	return unix.EpollCtl(r.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: events, Fd: int32(fd)})
 }
 
-// loop handles events until the wake-up. It never blocks in epoll_wait
-// itself: the runtime's poller watches the epoll descriptor and wakes the
-// loop when it has events, so that no thread sits in a system call (which
-// would keep the runtime's monitor polling every few microseconds).
-func (r *relay) loop() {
+// run handles events until stop, then closes everything. It never blocks
+// in epoll_wait itself: the runtime's poller watches the epoll descriptor
+// and wakes the loop when it has events, so that no thread sits in a
+// system call (which would keep the runtime's monitor polling every few
+// microseconds).
+func (r *relay) run() {
+	defer r.close()
 	events := make([]unix.EpollEvent, 64)
 	rc, err := r.epf.SyscallConn()
 	if err != nil {
@@ -156,9 +263,13 @@ func (r *relay) loop() {
 			for _, ev := range events[:n] {
 				switch fd := int(ev.Fd); fd {
 				case r.wake:
-					return true
+					if r.woken() {
+						return true
+					}
 				case r.lfd:
 					r.accept()
+				case r.tick:
+					r.dropIdle()
 				default:
 					if c := r.conns[fd]; c != nil { // nil: ended earlier in this batch
 						r.step(c, fd, ev.Events)
@@ -167,6 +278,37 @@ func (r *relay) loop() {
 			}
 		}
 	})
+}
+
+// woken takes in the pairs handed over; true when the loop must stop.
+func (r *relay) woken() bool {
+	var b [8]byte
+	_, _ = unix.Read(r.wake, b[:])
+	r.mu.Lock()
+	adopted, stopping := r.adopted, r.stopping
+	r.adopted = nil
+	r.mu.Unlock()
+	for _, c := range adopted {
+		r.conns[c.front], r.conns[c.back] = c, c
+		c.last = time.Now()
+		const events = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET
+		if r.watch(c.front, events) != nil || r.watch(c.back, events) != nil {
+			r.drop(c)
+		}
+	}
+	return stopping
+}
+
+// dropIdle ends the pairs through which nothing moved for the idle limit.
+func (r *relay) dropIdle() {
+	var b [8]byte
+	_, _ = unix.Read(r.tick, b[:])
+	now := time.Now()
+	for fd, c := range r.conns {
+		if fd == c.front && now.Sub(c.last) >= r.idle {
+			r.drop(c)
+		}
+	}
 }
 
 // accept takes up to a handful of waiting connections and starts to
@@ -254,19 +396,24 @@ func (r *relay) step(c *relayed, fd int, events uint32) {
 	}
 	var err error
 	if readable {
-		err = r.move(in, src, dst)
+		err = r.move(in, src, dst, out.shut)
 	}
 	if err == nil && (both || writable && out.held > 0) {
-		err = r.move(out, dst, src)
+		err = r.move(out, dst, src, in.shut)
 	}
 	if err != nil || (c.up.shut && c.down.shut) {
 		r.drop(c)
+		return
+	}
+	if r.idle > 0 {
+		c.last = time.Now()
 	}
 }
 
 // move splices from src through f's pipe to dst until one of them would
-// block; the source's end is passed on as a half-close of dst.
-func (r *relay) move(f *flow, src, dst int) error {
+// block; the source's end is passed on as a half-close of dst, unless
+// closing (the other direction has ended: the connection closes next).
+func (r *relay) move(f *flow, src, dst int, closing bool) error {
 	for {
 		if f.held > 0 {
 			n, err := splice(f.pipe[0], dst, f.held)
@@ -282,6 +429,9 @@ func (r *relay) move(f *flow, src, dst int) error {
 		if f.eof {
 			if !f.shut {
 				f.shut = true
+				if closing { // both ends are done: closing sends the FIN
+					return nil
+				}
 				if err := unix.Shutdown(dst, unix.SHUT_WR); err != nil && err != unix.ENOTCONN {
 					return err
 				}
@@ -349,6 +499,10 @@ func (r *relay) drop(c *relayed) {
 		}
 	}
 	c.front, c.back = -1, -1
+	if c.done != nil {
+		close(c.done)
+		c.done = nil
+	}
 	for _, f := range []*flow{&c.up, &c.down} {
 		r.release(f)
 		if f.pipe[0] >= 0 { // bytes that will never be delivered
@@ -359,12 +513,11 @@ func (r *relay) drop(c *relayed) {
 	}
 }
 
-// close ends every connection and closes the listener: the port is shut.
+// close ends every connection and closes the listener (the port is
+// shut), then the loop's own descriptors.
 func (r *relay) close() {
-	seen := map[*relayed]bool{}
 	for _, c := range r.conns {
-		if !seen[c] {
-			seen[c] = true
+		if c.front >= 0 || c.back >= 0 {
 			r.drop(c)
 		}
 	}
@@ -373,17 +526,27 @@ func (r *relay) close() {
 		unix.Close(p[1])
 	}
 	r.pipes = nil
-	for _, fd := range []int{r.lfd, r.wake} {
+	r.mu.Lock()
+	r.stopping = true // no more pokes: the eventfd closes
+	adopted := r.adopted
+	r.adopted = nil
+	for _, fd := range []int{r.lfd, r.wake, r.tick} {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
+	}
+	r.lfd, r.wake, r.tick = -1, -1, -1
+	r.mu.Unlock()
+	for _, c := range adopted { // handed over as the loop ended
+		r.drop(c)
 	}
 	if r.epf != nil {
 		r.epf.Close()
 	} else if r.ep >= 0 {
 		unix.Close(r.ep)
 	}
-	r.lfd, r.wake, r.ep, r.epf = -1, -1, -1, nil
+	r.ep, r.epf = -1, nil
+	close(r.ended)
 }
 
 // splice moves up to n bytes from in to out without blocking. Every

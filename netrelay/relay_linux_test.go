@@ -237,3 +237,70 @@ func TestRelayIdleConnectionsHoldNoPipes(t *testing.T) {
 		t.Errorf("%d descriptors after every connection ended, %d before", got, before)
 	}
 }
+
+// tcpPair returns the two ends of a loopback TCP connection.
+func tcpPair(t *testing.T) (net.Conn, net.Conn) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	a, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close(); b.Close() })
+	return a, b
+}
+
+func TestSplicerCarriesAndCloses(t *testing.T) {
+	sp, err := NewSplicer(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, a := tcpPair(t) // client <-> a ==splicer== b <-> server
+	b, server := tcpPair(t)
+	done := sp.Carry(a, b)
+	data := make([]byte, 4<<20)
+	rand.Read(data)
+	go func() {
+		client.Write(data)
+		client.(*net.TCPConn).CloseWrite()
+	}()
+	got, err := io.ReadAll(server) // ends with the client's half-close
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("server got %d bytes (%v), want the %d sent", len(got), err, len(data))
+	}
+	server.Write([]byte("back"))
+	buf := make([]byte, 4)
+	client.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if _, err := io.ReadFull(client, buf); err != nil || string(buf) != "back" {
+		t.Fatalf("client got %q (%v), want back", buf, err)
+	}
+	select {
+	case <-done:
+		t.Fatal("the pair ended while one direction was still open")
+	default:
+	}
+	sp.Close()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second):
+		t.Fatal("Close did not end the pair")
+	}
+	expectEnd(t, client)
+	// A pair handed over after Close ends at once.
+	c2, a2 := tcpPair(t)
+	b2, _ := tcpPair(t)
+	select {
+	case <-sp.Carry(a2, b2):
+	case <-time.After(3 * time.Second):
+		t.Fatal("a pair carried after Close did not end")
+	}
+	expectEnd(t, c2)
+}
