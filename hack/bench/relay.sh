@@ -41,7 +41,8 @@
 #    the host to it (hack/bench/relay_conns.py, which checks that all 500 are
 #    established inside the shell); VmRSS of its `cshell __supervise` process
 #    (supervisor_pid in meta.json) before, with the 500 open, and after they
-#    are closed; open fds and threads alongside.
+#    are closed; its RssAnon (its own memory, without the page cache of the
+#    binary), open fds and threads alongside.
 # 3. Removes everything, also on ^C: shells killed (kill all, then any
 #    supervisor left by its pid), the peers' and the loopback servers' process
 #    groups stopped by pid (their user+network namespaces go with them), the
@@ -464,6 +465,9 @@ for u in root "$TEST_USER"; do
 		printf '%-14s %10s %22s %10s %18s %8s %11s\n' "$u" "$(mib "$b")" "$(mib "$o") (+$(mib $((o - b))))" "$(mib "$a")" \
 			"$(awk -v d=$((o - b)) -v n="$CONNS" 'BEGIN { printf "%.1f KiB", d / n }')" "$(mib "$(kv hwm "$r")")" \
 			"$(kv fds_before "$r")/$(kv fds_open "$r")/$(kv fds_after "$r")"
+		ab=$(kv anon_before "$r")
+		ao=$(kv anon_open "$r")
+		echo "#   $u: its own memory (RssAnon; the rest is the binary's shared page cache) $(mib "$ab") / $(mib "$ao") / $(mib "$(kv anon_after "$r")"), $(awk -v d=$((ao - ab)) -v n="$CONNS" 'BEGIN { printf "%.1f KiB", d / n }') per connection"
 		echo "#   $u: $(kv inside_open "$r") of $CONNS established inside the shell after $(kv open_ms "$r") ms, $(kv hung_up "$r") hung up by the relay; threads $(kv thr_before "$r")/$(kv thr_open "$r")/$(kv thr_after "$r"); $(kv inside_after "$r") left inside after closing"
 	fi
 	as_user "$u" / "$W/cshell" --state-dir "$s" kill all --grace 0 >/dev/null || fail "$u: kill all failed"

@@ -4,7 +4,7 @@ idle relayed connections.
 
 usage: relay_conns.py --supervisor PID --shell-pid PID --port PORT [-n 500] [--settle S]
 
-1. samples the supervisor (VmRSS, VmHWM, open fds, threads): "before";
+1. samples the supervisor (VmRSS, RssAnon, VmHWM, open fds, threads): "before";
 2. opens N TCP connections to 127.0.0.1:PORT (the exposed port on the
    host) and sends nothing on them; waits until N connections to PORT are
    established inside the shell (counted in /proc/SHELL_PID/net/tcp{,6},
@@ -33,7 +33,7 @@ def status(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
             k, _, v = line.partition(":")
-            if k in ("VmRSS", "VmHWM", "Threads"):
+            if k in ("VmRSS", "RssAnon", "VmHWM", "Threads"):
                 out[k] = int(v.split()[0])
     out["fds"] = len(os.listdir(f"/proc/{pid}/fd"))
     return out
@@ -116,6 +116,7 @@ def main():
     s2 = status(a.supervisor)
     for key, st in (("before", s0), ("open", s1), ("after", s2)):
         r[f"rss_{key}"] = st["VmRSS"]
+        r[f"anon_{key}"] = st["RssAnon"]
         r[f"fds_{key}"] = st["fds"]
         r[f"thr_{key}"] = st["Threads"]
     r["hwm"] = s2["VmHWM"]
