@@ -19,6 +19,9 @@ import (
 // round trip to the shell.
 const batch = 16
 
+// answerTimeout bounds the wait for the init's answer.
+const answerTimeout = 2 * time.Second
+
 // Factory asks a shell's init (over a unix socket, fd 3 inside) for TCP
 // sockets made inside the shell's network namespace.
 type Factory struct {
@@ -62,6 +65,11 @@ func (f *Factory) request(family, n int) ([]int, error) {
 	fd := int(f.sock.Fd())
 	if _, err := unix.Write(fd, []byte{code, byte(n)}); err != nil {
 		return nil, fmt.Errorf("ask the shell for sockets: %w", err)
+	}
+	// A stopped or frozen shell must not stall the relay loop for good.
+	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	if ready, err := unix.Poll(pfd, int(answerTimeout/time.Millisecond)); ready == 0 || err != nil {
+		return nil, fmt.Errorf("the shell's init did not answer a request for sockets within %v (is the shell stopped?)", answerTimeout)
 	}
 	status := make([]byte, 1)
 	oob := make([]byte, unix.CmsgSpace(n*4))

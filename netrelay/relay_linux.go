@@ -129,11 +129,13 @@ func dupSocket(c net.Conn) (int, error) {
 type relay struct {
 	ep, lfd, wake int      // epoll, the listening socket (-1: none), an eventfd
 	epf           *os.File // ep, in the runtime's poller
-	tick          int      // a timerfd for the idle check (-1: none)
+	tick          int      // a timerfd: idle limits and connect deadlines
+	ticking       bool     // tick is armed
 	idle          time.Duration
 	t             Target
 	conns         map[int]*relayed // by both descriptors
 	pipes         [][2]int         // spare empty pipes
+	closing       []int            // sockets to close once the current batch of events is done
 	ended         chan struct{}    // closed when the loop has closed everything
 
 	mu       sync.Mutex // guards what other goroutines hand in, and the eventfd
@@ -146,6 +148,7 @@ type relayed struct {
 	front, back int              // the accepted socket; the far one (-1 until made)
 	addrs       []netip.AddrPort // still to try while connecting
 	connecting  bool
+	since       time.Time     // when the current connect began
 	up, down    flow          // front to back, back to front
 	last        time.Time     // when it last moved (with an idle limit)
 	done        chan struct{} // closed when it ends (a carried pair)
@@ -172,15 +175,14 @@ func newLoop(idle time.Duration) (*relay, error) {
 	if err == nil {
 		err = r.watch(r.wake, unix.EPOLLIN)
 	}
-	if err == nil && idle > 0 {
+	if err == nil {
 		r.tick, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
-		if err == nil {
-			every := unix.NsecToTimespec(int64(min(idle/4, 30*time.Second)))
-			err = unix.TimerfdSettime(r.tick, 0, &unix.ItimerSpec{Interval: every, Value: every}, nil)
-		}
-		if err == nil {
-			err = r.watch(r.tick, unix.EPOLLIN)
-		}
+	}
+	if err == nil {
+		err = r.watch(r.tick, unix.EPOLLIN)
+	}
+	if err == nil && idle > 0 {
+		err = r.arm(min(idle/4, 30*time.Second))
 	}
 	if err != nil {
 		r.close()
@@ -232,6 +234,28 @@ func (r *relay) stop() {
 	}
 }
 
+// connectTimeout bounds a connect to the target (as Factory.Dial's).
+const connectTimeout = 10 * time.Second
+
+// arm makes the timer tick every interval (0: stop).
+func (r *relay) arm(every time.Duration) error {
+	ts := unix.NsecToTimespec(int64(every))
+	r.ticking = every > 0
+	return unix.TimerfdSettime(r.tick, 0, &unix.ItimerSpec{Interval: ts, Value: ts}, nil)
+}
+
+// closeLater closes a socket once the current batch of events is handled,
+// so that its number cannot be reused (by accept or dial) while an event of
+// the batch may still name it.
+func (r *relay) closeLater(fd int) { r.closing = append(r.closing, fd) }
+
+func (r *relay) flushCloses() {
+	for _, fd := range r.closing {
+		unix.Close(fd) // closing also takes it out of the epoll set
+	}
+	r.closing = r.closing[:0]
+}
+
 func (r *relay) watch(fd int, events uint32) error {
 	return unix.EpollCtl(r.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: events, Fd: int32(fd)})
 }
@@ -269,13 +293,14 @@ func (r *relay) run() {
 				case r.lfd:
 					r.accept()
 				case r.tick:
-					r.dropIdle()
+					r.ticked()
 				default:
 					if c := r.conns[fd]; c != nil { // nil: ended earlier in this batch
 						r.step(c, fd, ev.Events)
 					}
 				}
 			}
+			r.flushCloses()
 		}
 	})
 }
@@ -299,15 +324,27 @@ func (r *relay) woken() bool {
 	return stopping
 }
 
-// dropIdle ends the pairs through which nothing moved for the idle limit.
-func (r *relay) dropIdle() {
+// ticked ends the pairs through which nothing moved for the idle limit,
+// and gives up connects past their deadline (trying the next address).
+func (r *relay) ticked() {
 	var b [8]byte
 	_, _ = unix.Read(r.tick, b[:])
 	now := time.Now()
+	connecting := false
 	for fd, c := range r.conns {
-		if fd == c.front && now.Sub(c.last) >= r.idle {
+		switch {
+		case fd != c.front:
+		case c.connecting && now.Sub(c.since) >= connectTimeout:
+			r.redial(c)
+			connecting = connecting || c.connecting
+		case c.connecting:
+			connecting = true
+		case r.idle > 0 && now.Sub(c.last) >= r.idle:
 			r.drop(c)
 		}
+	}
+	if !connecting && r.idle == 0 {
+		_ = r.arm(0)
 	}
 }
 
@@ -351,42 +388,51 @@ func (r *relay) dial(c *relayed) bool {
 			continue
 		}
 		// Connected or not yet: the first event on it tells.
-		c.back, c.connecting = fd, true
-		r.conns[fd] = c
 		if err := r.watch(fd, unix.EPOLLIN|unix.EPOLLOUT|unix.EPOLLRDHUP|unix.EPOLLET); err != nil {
-			delete(r.conns, fd)
 			unix.Close(fd)
-			c.back = -1
 			continue
+		}
+		c.back, c.connecting, c.since = fd, true, time.Now()
+		r.conns[fd] = c
+		if !r.ticking {
+			_ = r.arm(time.Second)
 		}
 		return true
 	}
 	return false
 }
 
+// redial gives up c's current connect and starts the next, or ends c.
+func (r *relay) redial(c *relayed) {
+	delete(r.conns, c.back)
+	r.closeLater(c.back)
+	c.back = -1
+	if !r.dial(c) {
+		r.drop(c)
+	}
+}
+
 // step moves what can move on c after an event on fd: what fd has to
 // read, and what waited for fd to take more.
 func (r *relay) step(c *relayed, fd int, events uint32) {
+	const gone = unix.EPOLLERR | unix.EPOLLHUP
 	both := false
 	if c.connecting {
-		if fd != c.back {
-			return // the client's bytes wait in its socket
-		}
-		if events&(unix.EPOLLERR|unix.EPOLLHUP) != 0 { // refused: try the next address
-			delete(r.conns, fd)
-			unix.Close(fd)
-			c.back = -1
-			if !r.dial(c) {
+		switch {
+		case fd != c.back:
+			if events&gone != 0 { // the client gave up
 				r.drop(c)
 			}
+			return // its bytes wait in its socket
+		case events&gone != 0: // refused: try the next address
+			r.redial(c)
 			return
-		}
-		if events&unix.EPOLLOUT == 0 {
+		case events&unix.EPOLLOUT == 0:
 			return
 		}
 		c.connecting, both = false, true // the client may have written already
 	}
-	readable := both || events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0
+	readable := both || events&(unix.EPOLLIN|unix.EPOLLRDHUP|gone) != 0
 	writable := events&unix.EPOLLOUT != 0
 	in, out := &c.up, &c.down // what fd sends, what it receives
 	src, dst := c.front, c.back
@@ -401,6 +447,11 @@ func (r *relay) step(c *relayed, fd int, events uint32) {
 	if err == nil && (both || writable && out.held > 0) {
 		err = r.move(out, dst, src, in.shut)
 	}
+	if events&gone != 0 {
+		// fd is closed or reset: what it sent has been read to its end
+		// above, and nothing more can reach it.
+		r.end(out)
+	}
 	if err != nil || (c.up.shut && c.down.shut) {
 		r.drop(c)
 		return
@@ -411,8 +462,10 @@ func (r *relay) step(c *relayed, fd int, events uint32) {
 }
 
 // move splices from src through f's pipe to dst until one of them would
-// block; the source's end is passed on as a half-close of dst, unless
-// closing (the other direction has ended: the connection closes next).
+// block. The source's end (or a failure to read it) is passed on as a
+// half-close of dst, unless closing (the other direction has ended: the
+// connection closes next); a destination that fails ends the direction.
+// Only a lack of pipes is an error: the connection cannot go on.
 func (r *relay) move(f *flow, src, dst int, closing bool) error {
 	for {
 		if f.held > 0 {
@@ -420,8 +473,9 @@ func (r *relay) move(f *flow, src, dst int, closing bool) error {
 			if err == unix.EAGAIN {
 				return nil
 			}
-			if err != nil {
-				return err
+			if err != nil { // reset or closed: the other way may go on
+				r.end(f)
+				return nil
 			}
 			f.held -= n
 			continue
@@ -429,11 +483,8 @@ func (r *relay) move(f *flow, src, dst int, closing bool) error {
 		if f.eof {
 			if !f.shut {
 				f.shut = true
-				if closing { // both ends are done: closing sends the FIN
-					return nil
-				}
-				if err := unix.Shutdown(dst, unix.SHUT_WR); err != nil && err != unix.ENOTCONN {
-					return err
+				if !closing { // when closing, the close sends the FIN
+					_ = unix.Shutdown(dst, unix.SHUT_WR)
 				}
 			}
 			r.release(f)
@@ -445,19 +496,27 @@ func (r *relay) move(f *flow, src, dst int, closing bool) error {
 			}
 		}
 		n, err := splice(src, f.pipe[1], pipeSize)
-		if err == unix.EAGAIN {
+		switch {
+		case err == unix.EAGAIN:
 			r.release(f) // an idle connection holds no pipe
 			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if n == 0 {
+		case err != nil || n == 0:
 			f.eof = true
-			continue
+		default:
+			f.held += n
 		}
-		f.held += n
 	}
+}
+
+// end gives up a direction: bytes it holds are dropped.
+func (r *relay) end(f *flow) {
+	f.eof, f.shut = true, true
+	if f.held > 0 {
+		unix.Close(f.pipe[0])
+		unix.Close(f.pipe[1])
+		f.pipe, f.held = [2]int{-1, -1}, 0
+	}
+	r.release(f)
 }
 
 // take gives f an empty pipe.
@@ -495,7 +554,7 @@ func (r *relay) drop(c *relayed) {
 	for _, fd := range []int{c.front, c.back} {
 		if fd >= 0 {
 			delete(r.conns, fd)
-			unix.Close(fd) // closing also takes it out of the epoll set
+			r.closeLater(fd)
 		}
 	}
 	c.front, c.back = -1, -1
@@ -521,6 +580,7 @@ func (r *relay) close() {
 			r.drop(c)
 		}
 	}
+	r.flushCloses()
 	for _, p := range r.pipes {
 		unix.Close(p[0])
 		unix.Close(p[1])
@@ -540,6 +600,7 @@ func (r *relay) close() {
 	for _, c := range adopted { // handed over as the loop ended
 		r.drop(c)
 	}
+	r.flushCloses()
 	if r.epf != nil {
 		r.epf.Close()
 	} else if r.ep >= 0 {

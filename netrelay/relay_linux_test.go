@@ -8,9 +8,12 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // startRelay relays a new loopback listener to addrs until the test ends;
@@ -303,4 +306,125 @@ func TestSplicerCarriesAndCloses(t *testing.T) {
 		t.Fatal("a pair carried after Close did not end")
 	}
 	expectEnd(t, c2)
+}
+
+// relaySockets counts this process's open sockets, to see which
+// connections the relay still holds (spare pipes are not counted).
+func relaySockets(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(l, "socket:") {
+			n++
+		}
+	}
+	return n
+}
+
+// waitSockets waits until at most want sockets are open.
+func waitSockets(t *testing.T, want int, why string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for relaySockets(t) > want && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := relaySockets(t); got > want {
+		t.Errorf("%s: %d sockets open, want at most %d", why, got, want)
+	}
+}
+
+// A server that answers early and closes with unread data sends a reset;
+// its answer must still reach a client that is still uploading.
+func TestRelayDeliversAnswerBeforeReset(t *testing.T) {
+	server := startServer(t, func(c net.Conn) {
+		c.Read(make([]byte, 1024))
+		c.Write([]byte("413 too large\n"))
+		c.Close() // unread upload left: the kernel resets
+	})
+	front, _ := startRelay(t, addrPort(t, server))
+	chunk := make([]byte, 64<<10)
+	for i := range 50 {
+		c, err := net.Dial("tcp", front)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			for {
+				if _, err := c.Write(chunk); err != nil {
+					return
+				}
+			}
+		}()
+		c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		buf := make([]byte, 14)
+		_, err = io.ReadFull(c, buf)
+		c.Close()
+		if string(buf) != "413 too large\n" {
+			t.Fatalf("attempt %d: the client got %q (%v), not the server's answer", i, buf, err)
+		}
+	}
+}
+
+// A client that half-closes and then resets ends its connection at once,
+// even while the server stays silent.
+func TestRelayNoticesResetAfterHalfClose(t *testing.T) {
+	hold := make(chan struct{})
+	defer close(hold)
+	server := startServer(t, func(c net.Conn) { <-hold; c.Close() })
+	front, _ := startRelay(t, addrPort(t, server))
+	time.Sleep(50 * time.Millisecond)
+	before := relaySockets(t)
+	c, err := net.Dial("tcp", front)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Write([]byte("req"))
+	c.(*net.TCPConn).CloseWrite()
+	time.Sleep(100 * time.Millisecond)
+	c.(*net.TCPConn).SetLinger(0)
+	c.Close() // a reset
+	// The server's end stays open (it holds the connection): +1.
+	waitSockets(t, before+1, "after the client's reset")
+}
+
+// A client that resets while the target has not yet accepted its connect
+// ends the attempt at once.
+func TestRelayClientGoneWhileConnecting(t *testing.T) {
+	// A listener that never accepts and whose queue is full: connects to
+	// it stay pending.
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	sa, _ := unix.Getsockname(fd)
+	stuck := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(sa.(*unix.SockaddrInet4).Port))
+	for range 2 { // fill the queue
+		if c, err := net.DialTimeout("tcp", stuck.String(), 200*time.Millisecond); err == nil {
+			defer c.Close()
+		}
+	}
+	front, _ := startRelay(t, stuck)
+	time.Sleep(50 * time.Millisecond)
+	before := relaySockets(t)
+	for range 5 {
+		c, err := net.Dial("tcp", front)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+		c.(*net.TCPConn).SetLinger(0)
+		c.Close()
+	}
+	waitSockets(t, before, "after the clients reset during the connect")
 }
