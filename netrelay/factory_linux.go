@@ -67,8 +67,7 @@ func (f *Factory) request(family, n int) ([]int, error) {
 		return nil, fmt.Errorf("ask the shell for sockets: %w", err)
 	}
 	// A stopped or frozen shell must not stall the relay loop for good.
-	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	if ready, err := unix.Poll(pfd, int(answerTimeout/time.Millisecond)); ready == 0 || err != nil {
+	if !readable(fd, answerTimeout) {
 		return nil, fmt.Errorf("the shell's init did not answer a request for sockets within %v (is the shell stopped?)", answerTimeout)
 	}
 	status := make([]byte, 1)
@@ -95,6 +94,23 @@ func (f *Factory) request(family, n int) ([]int, error) {
 		return nil, errors.New("the shell's init sent no sockets")
 	}
 	return fds, nil
+}
+
+// readable waits until fd has something to read, for at most d.
+func readable(fd int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		left := time.Until(deadline)
+		if left < 0 {
+			return false
+		}
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(pfd, int(left/time.Millisecond)+1)
+		if err == unix.EINTR {
+			continue // the runtime's signals interrupt it
+		}
+		return err == nil && n > 0
+	}
 }
 
 func family(a netip.Addr) int {
