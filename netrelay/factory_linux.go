@@ -22,12 +22,15 @@ const batch = 16
 // answerTimeout bounds the wait for the init's answer.
 const answerTimeout = 2 * time.Second
 
+var errNoAnswer = fmt.Errorf("the shell's init did not answer a request for sockets within %v (is the shell stopped?)", answerTimeout)
+
 // Factory asks a shell's init (over a unix socket, fd 3 inside) for TCP
 // sockets made inside the shell's network namespace.
 type Factory struct {
 	mu   sync.Mutex
 	sock *os.File
 	pool map[int][]int // family -> spare sockets
+	late int           // requests given up on whose answer has not come
 }
 
 // NewFactory returns a factory talking over sock, one end of a socketpair
@@ -63,13 +66,30 @@ func (f *Factory) request(family, n int) ([]int, error) {
 		code = '6'
 	}
 	fd := int(f.sock.Fd())
+	// A stopped or frozen shell must not stall the relay loop for good:
+	// a request waits so long, and its answer, when it comes, is dropped.
+	for f.late > 0 {
+		if !readable(fd, answerTimeout) {
+			return nil, errNoAnswer
+		}
+		fds, _ := receive(fd, batch)
+		for _, s := range fds {
+			unix.Close(s)
+		}
+		f.late--
+	}
 	if _, err := unix.Write(fd, []byte{code, byte(n)}); err != nil {
 		return nil, fmt.Errorf("ask the shell for sockets: %w", err)
 	}
-	// A stopped or frozen shell must not stall the relay loop for good.
 	if !readable(fd, answerTimeout) {
-		return nil, fmt.Errorf("the shell's init did not answer a request for sockets within %v (is the shell stopped?)", answerTimeout)
+		f.late++
+		return nil, errNoAnswer
 	}
+	return receive(fd, n)
+}
+
+// receive reads the init's answer to a request for up to n sockets.
+func receive(fd, n int) ([]int, error) {
 	status := make([]byte, 1)
 	oob := make([]byte, unix.CmsgSpace(n*4))
 	_, oobn, _, _, err := unix.Recvmsg(fd, status, oob, unix.MSG_CMSG_CLOEXEC)
