@@ -13,7 +13,8 @@ import (
 // other cshell process; this process merely stops mapping them, and
 // faults back in, cheaply, the few it uses while it supervises.
 // Only segments that are read-only in the file are dropped: their content
-// is the file's, so nothing is lost.
+// is the file's, so nothing is lost (but for breakpoints a debugger may
+// have written into the code: they are gone with the page).
 func dropStartupCode() {
 	exe, err := elf.Open("/proc/self/exe")
 	if err != nil {
