@@ -38,7 +38,8 @@
 #         shells/memtrim_linux.go). VmHWM shows the peak of the start.
 #      b. the supervisor of the 1 GiB shell of part 2, sampled every 0.2 s:
 #         that shell sleeps 1 s first, so samples before its first byte are
-#         "idle"; goal: the largest sample while writing <= idle + 4 MiB.
+#         "idle" (the last of them, once the start has settled, is the
+#         reference); goal: the largest sample while writing <= idle + 4 MiB.
 #      c. 50 shells (`sleep 600`) started at once (50 concurrent run -d):
 #         wall time until all answered, mean/max/sum of supervisor RSS,
 #         mean RssAnon and mean Pss (shared pages divided among the 50);

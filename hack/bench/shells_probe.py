@@ -15,9 +15,10 @@ start        spawns N copies of COMMAND at once (stdin/stdout /dev/null) and
              the first failure's stderr on stderr).
 watch        waits for shell ID's supervisor (supervisor_pid in meta.json),
              then samples its VmRSS/VmHWM and the log's size every SECONDS
-             (default 0.2) until the supervisor is gone. Prints the largest
-             VmRSS before the first byte of output (idle) and after it
-             (write), the sample counts, the last VmHWM and the log size.
+             (default 0.2) until the supervisor is gone. Prints the last
+             VmRSS before the first byte of output (idle, the start settled)
+             and the largest after it (write), the sample counts, the last
+             VmHWM and the log size.
 rss          VmRSS of the supervisor and of the container's init (meta.json
              pid) of every running shell of STATE_DIR: count, mean, max, sum;
              and of the supervisors, the RssAnon / RssFile split (RssFile is
@@ -203,7 +204,8 @@ def cmd_watch(a):
     if not idle or not write:
         sys.exit(f"shells_probe.py watch: {len(idle)} idle and {len(write)} writing samples; "
                  "want both (is the write too short, or no output?)")
-    print(fmt(idle_kb=max(idle), idle_n=len(idle), write_kb=max(write), write_n=len(write),
+    # idle: the last sample before the first byte, once the start has settled
+    print(fmt(idle_kb=idle[-1], idle_n=len(idle), write_kb=max(write), write_n=len(write),
               hwm_kb=hwm, seconds=took, log_bytes=logsize()))
     return 0
 
