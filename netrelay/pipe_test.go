@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,6 +34,66 @@ func startServer(t *testing.T, handle func(net.Conn)) net.Listener {
 	return l
 }
 
+// expectEnd checks that the relay closes c: the client sees the end, not
+// a hang, and no data.
+func expectEnd(t *testing.T, c net.Conn) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Error("read data where the connection should have ended")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Error("the client hung instead of seeing the connection end")
+	}
+}
+
+// echoTransfers sends 8 MiB on each of 8 connections to addr at once,
+// each followed by a half-close, and checks that each comes back whole
+// (from a readAllThenReply server).
+func echoTransfers(t *testing.T, addr string) {
+	t.Helper()
+	data := make([]byte, 8<<20)
+	rand.Read(data)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer c.Close()
+			go func() {
+				c.Write(data)
+				c.(*net.TCPConn).CloseWrite() // the server answers only after this
+			}()
+			got, err := io.ReadAll(c)
+			if err != nil || !bytes.Equal(got, data) {
+				t.Errorf("got %d bytes (%v), want the %d sent", len(got), err, len(data))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// openFDs counts this process's open descriptors whose /proc/self/fd link
+// starts with prefix ("socket:", or "" for all).
+func openFDs(t *testing.T, prefix string) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(l, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
 func readAllThenReply(c net.Conn) {
 	defer c.Close()
 	b, _ := io.ReadAll(c)
@@ -54,30 +115,7 @@ func TestServeHalfCloseAndLargeTransfer(t *testing.T) {
 		})
 		close(done)
 	}()
-	data := make([]byte, 8<<20)
-	rand.Read(data)
-	var wg sync.WaitGroup
-	for i := 0; i < 8; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, err := net.Dial("tcp", front.Addr().String())
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer c.Close()
-			go func() {
-				c.Write(data)
-				c.(*net.TCPConn).CloseWrite()
-			}()
-			got, err := io.ReadAll(c)
-			if err != nil || !bytes.Equal(got, data) {
-				t.Errorf("got %d bytes (%v), want the %d sent", len(got), err, len(data))
-			}
-		}()
-	}
-	wg.Wait()
+	echoTransfers(t, front.Addr().String())
 	cancel()
 	select {
 	case <-done:
@@ -100,12 +138,7 @@ func TestServeUnreachableClosesClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetReadDeadline(time.Now().Add(3 * time.Second))
-	if _, err := c.Read(make([]byte, 1)); err == nil {
-		t.Error("read data from a relay whose far side is unreachable")
-	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
-		t.Error("the client hung instead of seeing the connection end")
-	}
+	expectEnd(t, c)
 }
 
 func TestServeClosesActiveConnections(t *testing.T) {
@@ -124,24 +157,16 @@ func TestServeClosesActiveConnections(t *testing.T) {
 	c.Write([]byte("x"))
 	time.Sleep(50 * time.Millisecond)
 	cancel() // the shell ended: its connections end too
-	c.SetReadDeadline(time.Now().Add(3 * time.Second))
-	if _, err := c.Read(make([]byte, 1)); err == nil {
-		t.Error("read data after the relay ended")
-	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
-		t.Error("an active connection outlived the relay")
-	}
+	expectEnd(t, c)
 }
 
 // TestIdleRelayReturnsPipes checks that splice pipes are not held once the
 // last connection has ended (Go keeps them in a pool until a collection).
 func TestIdleRelayReturnsPipes(t *testing.T) {
-	countFDs := func() int {
-		entries, _ := os.ReadDir("/proc/self/fd")
-		return len(entries)
-	}
 	if _, err := os.Stat("/proc/self/fd"); err != nil {
 		t.Skip("no /proc/self/fd here to count descriptors")
 	}
+	countFDs := func() int { return openFDs(t, "") }
 	backend := startServer(t, readAllThenReply)
 	front, _ := net.Listen("tcp", "127.0.0.1:0")
 	ctx, cancel := context.WithCancel(context.Background())

@@ -17,6 +17,9 @@ import (
 const (
 	pipeSize   = 1 << 20 // what Go's own splicing asks for
 	sparePipes = 16      // empty pipes kept for the next burst
+
+	// connEvents is what the loop watches on a relayed socket, edge-triggered.
+	connEvents = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET
 )
 
 // HostTarget connects to addrs in this process's own network namespace.
@@ -79,11 +82,10 @@ func NewSplicer(idle time.Duration) (*Splicer, error) {
 // or the idle limit ends them, or the splicer closes; the returned
 // channel closes then. a and b belong to the splicer from the call on.
 func (s *Splicer) Carry(a, b net.Conn) <-chan struct{} {
-	c := &relayed{front: -1, back: -1, done: make(chan struct{})}
-	c.up.pipe, c.down.pipe = [2]int{-1, -1}, [2]int{-1, -1}
-	var errA, errB error
-	c.front, errA = dupSocket(a)
-	c.back, errB = dupSocket(b)
+	fa, errA := dupSocket(a)
+	fb, errB := dupSocket(b)
+	c := newRelayed(fa, fb)
+	c.done = make(chan struct{})
 	a.Close()
 	b.Close()
 	r := s.r
@@ -109,11 +111,12 @@ func (s *Splicer) Close() {
 	<-s.r.ended
 }
 
-// dupSocket returns a descriptor of c's socket of its own.
-func dupSocket(c net.Conn) (int, error) {
+// dupSocket returns a descriptor of its own of c's socket (a connection
+// or a listener).
+func dupSocket(c any) (int, error) {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
-		return -1, errors.New("splice: not a socket")
+		return -1, errors.New("relay: not a socket")
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
@@ -161,6 +164,14 @@ type flow struct {
 	eof, shut bool   // the source ended; that was passed on
 }
 
+var noPipe = [2]int{-1, -1}
+
+func newRelayed(front, back int) *relayed {
+	c := &relayed{front: front, back: back}
+	c.up.pipe, c.down.pipe = noPipe, noPipe
+	return c
+}
+
 func newLoop(idle time.Duration) (*relay, error) {
 	r := &relay{ep: -1, lfd: -1, wake: -1, tick: -1, idle: idle, conns: map[int]*relayed{}, ended: make(chan struct{})}
 	var err error
@@ -194,24 +205,11 @@ func newLoop(idle time.Duration) (*relay, error) {
 // listen makes the loop accept on its own descriptor of l's socket and
 // relay to t.
 func (r *relay) listen(l net.Listener, t Target) error {
-	sc, ok := l.(syscall.Conn)
-	if !ok {
-		return errors.New("relay: not a socket listener")
-	}
-	rc, err := sc.SyscallConn()
+	fd, err := dupSocket(l)
 	if err != nil {
 		return err
 	}
-	var derr error
-	if err := rc.Control(func(fd uintptr) {
-		r.lfd, derr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
-	}); err != nil {
-		return err
-	}
-	if derr != nil {
-		return derr
-	}
-	r.t = t
+	r.lfd, r.t = fd, t
 	if err := unix.SetNonblock(r.lfd, true); err != nil {
 		return err
 	}
@@ -316,8 +314,7 @@ func (r *relay) woken() bool {
 	for _, c := range adopted {
 		r.conns[c.front], r.conns[c.back] = c, c
 		c.last = time.Now()
-		const events = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET
-		if r.watch(c.front, events) != nil || r.watch(c.back, events) != nil {
+		if r.watch(c.front, connEvents) != nil || r.watch(c.back, connEvents) != nil {
 			r.drop(c)
 		}
 	}
@@ -364,10 +361,10 @@ func (r *relay) accept() {
 			time.Sleep(10 * time.Millisecond)
 			return
 		}
-		c := &relayed{front: fd, back: -1, addrs: r.t.Addrs}
-		c.up.pipe, c.down.pipe = [2]int{-1, -1}, [2]int{-1, -1}
+		c := newRelayed(fd, -1)
+		c.addrs = r.t.Addrs
 		r.conns[fd] = c
-		if !r.dial(c) || r.watch(fd, unix.EPOLLIN|unix.EPOLLOUT|unix.EPOLLRDHUP|unix.EPOLLET) != nil {
+		if !r.dial(c) || r.watch(fd, connEvents) != nil {
 			r.drop(c)
 		}
 	}
@@ -388,7 +385,7 @@ func (r *relay) dial(c *relayed) bool {
 			continue
 		}
 		// Connected or not yet: the first event on it tells.
-		if err := r.watch(fd, unix.EPOLLIN|unix.EPOLLOUT|unix.EPOLLRDHUP|unix.EPOLLET); err != nil {
+		if err := r.watch(fd, connEvents); err != nil {
 			unix.Close(fd)
 			continue
 		}
@@ -512,11 +509,15 @@ func (r *relay) move(f *flow, src, dst int, closing bool) error {
 func (r *relay) end(f *flow) {
 	f.eof, f.shut = true, true
 	if f.held > 0 {
-		unix.Close(f.pipe[0])
-		unix.Close(f.pipe[1])
-		f.pipe, f.held = [2]int{-1, -1}, 0
+		closePipe(f.pipe)
+		f.pipe, f.held = noPipe, 0
 	}
 	r.release(f)
+}
+
+func closePipe(p [2]int) {
+	unix.Close(p[0])
+	unix.Close(p[1])
 }
 
 // take gives f an empty pipe.
@@ -543,13 +544,13 @@ func (r *relay) release(f *flow) {
 	if len(r.pipes) < sparePipes {
 		r.pipes = append(r.pipes, f.pipe)
 	} else {
-		unix.Close(f.pipe[0])
-		unix.Close(f.pipe[1])
+		closePipe(f.pipe)
 	}
-	f.pipe = [2]int{-1, -1}
+	f.pipe = noPipe
 }
 
-// drop ends c: both sockets close, and its pipes go back or close.
+// drop ends c: both sockets close, and its pipes go back or, holding bytes
+// that will never be delivered, close.
 func (r *relay) drop(c *relayed) {
 	for _, fd := range []int{c.front, c.back} {
 		if fd >= 0 {
@@ -562,14 +563,8 @@ func (r *relay) drop(c *relayed) {
 		close(c.done)
 		c.done = nil
 	}
-	for _, f := range []*flow{&c.up, &c.down} {
-		r.release(f)
-		if f.pipe[0] >= 0 { // bytes that will never be delivered
-			unix.Close(f.pipe[0])
-			unix.Close(f.pipe[1])
-			f.pipe = [2]int{-1, -1}
-		}
-	}
+	r.end(&c.up)
+	r.end(&c.down)
 }
 
 // close ends every connection and closes the listener (the port is
@@ -582,8 +577,7 @@ func (r *relay) close() {
 	}
 	r.flushCloses()
 	for _, p := range r.pipes {
-		unix.Close(p[0])
-		unix.Close(p[1])
+		closePipe(p)
 	}
 	r.pipes = nil
 	r.mu.Lock()

@@ -7,8 +7,6 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -60,45 +58,10 @@ func closedPort(t *testing.T) netip.AddrPort {
 	return ap
 }
 
-// expectEnd checks that the relay closes c: the client sees the end, not
-// a hang, and no data.
-func expectEnd(t *testing.T, c net.Conn) {
-	t.Helper()
-	c.SetReadDeadline(time.Now().Add(3 * time.Second))
-	if _, err := c.Read(make([]byte, 1)); err == nil {
-		t.Error("read data where the connection should have ended")
-	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
-		t.Error("the client hung instead of seeing the connection end")
-	}
-}
-
 func TestRelayHalfCloseAndLargeTransfer(t *testing.T) {
 	backend := startServer(t, readAllThenReply)
 	front, stop := startRelay(t, addrPort(t, backend))
-	data := make([]byte, 8<<20)
-	rand.Read(data)
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, err := net.Dial("tcp", front)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer c.Close()
-			go func() {
-				c.Write(data)
-				c.(*net.TCPConn).CloseWrite() // the server answers only after this
-			}()
-			got, err := io.ReadAll(c)
-			if err != nil || !bytes.Equal(got, data) {
-				t.Errorf("got %d bytes (%v), want the %d sent", len(got), err, len(data))
-			}
-		}()
-	}
-	wg.Wait()
+	echoTransfers(t, front)
 	stop()
 	if c, err := net.DialTimeout("tcp", front, time.Second); err == nil {
 		c.Close()
@@ -193,13 +156,7 @@ func TestRelayManyShortConnections(t *testing.T) {
 // TestRelayIdleConnectionsHoldNoPipes: an idle connection costs its two
 // sockets and nothing more, and an ended one nothing at all.
 func TestRelayIdleConnectionsHoldNoPipes(t *testing.T) {
-	countFDs := func() int {
-		entries, err := os.ReadDir("/proc/self/fd")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(entries)
-	}
+	countFDs := func() int { return openFDs(t, "") }
 	// The echo copies through a buffer: Go's own splicing would hold a
 	// pipe per connection here and spoil the count.
 	echo := startServer(t, func(c net.Conn) {
@@ -310,20 +267,7 @@ func TestSplicerCarriesAndCloses(t *testing.T) {
 
 // relaySockets counts this process's open sockets, to see which
 // connections the relay still holds (spare pipes are not counted).
-func relaySockets(t *testing.T) int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range entries {
-		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(l, "socket:") {
-			n++
-		}
-	}
-	return n
-}
+func relaySockets(t *testing.T) int { return openFDs(t, "socket:") }
 
 // waitSockets waits until at most want sockets are open.
 func waitSockets(t *testing.T, want int, why string) {

@@ -68,24 +68,30 @@ are hidden; the network is loopback only.`,
 	}
 	cmd.Flags().SetInterspersed(false) // flags after the command belong to it
 	f := cmd.Flags()
-	f.StringVarP(&o.workdir, "workdir", "w", "", "working directory, writable inside (default: current directory)")
-	f.StringArrayVar(&o.rw, "rw", nil, "extra writable path (repeatable)")
-	f.StringArrayVar(&o.ro, "ro", nil, "extra read-only path (repeatable)")
-	f.StringArrayVar(&o.hide, "hide", nil, "path made unreadable (repeatable)")
-	f.StringArrayVarP(&o.env, "env", "e", nil, "environment for the command, KEY=VALUE (repeatable)")
-	f.StringVar(&o.isolation, "isolation", "auto", "auto|container|process: auto is a container on Linux, a process group elsewhere")
+	addPolicyFlags(cmd, &o)
 	f.StringVar(&o.timeout, "timeout", "", "kill timer (90s, 5m or plain seconds): TERM, then KILL 10s later")
 	f.BoolVarP(&o.background, "background", "d", false, "background shell: answer at once with its id and log")
 	f.StringVar(&o.name, "name", "", "label shown by ps; usable instead of the id")
 	f.StringVar(&o.session, "session", "", "group shells (default $CSHELL_SESSION, else default)")
 	f.StringVar(&o.ownerPid, "owner-pid", "", "end the shell when this process exits")
-	f.StringArrayVar(&o.allowHosts, "allow-host", nil, "host the shell may reach through its proxy: example.com, *.example.com, host:port (repeatable)")
 	f.StringArrayVar(&o.expose, "expose", nil, "relay a port of the shell to this machine: PORT or HOST:PORT (repeatable)")
 	f.BoolVar(&o.exposePublic, "expose-public", false, "consent to an --expose address beyond loopback (0.0.0.0:PORT)")
 	f.BoolVar(&o.ready, "ready", false, "with -d: answer once every exposed port accepts a connection inside the shell")
 	f.StringVar(&o.readyLog, "ready-log", "", "with -d: answer once a line of output matches this regex")
 	f.StringVar(&o.readyTimeout, "ready-timeout", "60s", "bound for --ready and --ready-log")
 	return cmd
+}
+
+// addPolicyFlags adds the sandbox's policy flags, which run and serve share.
+func addPolicyFlags(cmd *cobra.Command, o *runOptions) {
+	f := cmd.Flags()
+	f.StringVarP(&o.workdir, "workdir", "w", "", "working directory, writable inside (default: current directory)")
+	f.StringArrayVar(&o.rw, "rw", nil, "extra writable path (repeatable)")
+	f.StringArrayVar(&o.ro, "ro", nil, "extra read-only path (repeatable)")
+	f.StringArrayVar(&o.hide, "hide", nil, "path made unreadable (repeatable)")
+	f.StringArrayVarP(&o.env, "env", "e", nil, "environment for the command, KEY=VALUE (repeatable)")
+	f.StringVar(&o.isolation, "isolation", "auto", "auto|container|process: auto is a container on Linux, a process group elsewhere")
+	f.StringArrayVar(&o.allowHosts, "allow-host", nil, "host the shell may reach through its proxy: example.com, *.example.com, host:port (repeatable)")
 }
 
 func runForeground(cmd *cobra.Command, g *globals, o *runOptions, args []string) error {

@@ -56,13 +56,6 @@ Register it with an agent host, for example:
 			})
 		},
 	}
-	f := cmd.Flags()
-	f.StringVarP(&o.workdir, "workdir", "w", "", "working directory of every shell, writable inside (default: current directory)")
-	f.StringArrayVar(&o.rw, "rw", nil, "extra writable path (repeatable)")
-	f.StringArrayVar(&o.ro, "ro", nil, "extra read-only path (repeatable)")
-	f.StringArrayVar(&o.hide, "hide", nil, "path made unreadable (repeatable)")
-	f.StringArrayVarP(&o.env, "env", "e", nil, "environment for every command, KEY=VALUE (repeatable)")
-	f.StringArrayVar(&o.allowHosts, "allow-host", nil, "host shells may reach through their proxy (repeatable)")
-	f.StringVar(&o.isolation, "isolation", "auto", "auto|container|process")
+	addPolicyFlags(cmd, &o)
 	return cmd
 }

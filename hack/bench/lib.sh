@@ -17,6 +17,20 @@ die() {
 	exit 1
 }
 
+# work_dir PATTERN: makes a new directory from a mktemp PATTERN, readable by
+# every user (the test user runs from it), and prints its path, which holds
+# only characters that need no quoting. Use it as W=$(work_dir ...) || exit 1.
+work_dir() {
+	local w
+	w=$(mktemp -d "$1") || return 1
+	chmod 755 "$w"
+	if ! [[ "$w" =~ ^[A-Za-z0-9/._-]+$ ]]; then
+		echo "$(basename "$0"): unexpected characters in $w" >&2
+		return 1
+	fi
+	echo "$w"
+}
+
 # parse_rounds MIN DEFAULT [ARG]: set ROUNDS from ARG (a whole number >= MIN).
 parse_rounds() {
 	local min=$1 def=$2

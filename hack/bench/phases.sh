@@ -51,8 +51,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-W=$(mktemp -d /var/tmp/cshell-phases.XXXXXX)
-chmod 755 "$W"
+W=$(work_dir /var/tmp/cshell-phases.XXXXXX) || exit 1
 USER_TMP_ROOT=$W
 build_cshell "$W"
 install -m 644 "$HERE/phases.py" "$W/"

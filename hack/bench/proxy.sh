@@ -20,9 +20,8 @@ for tool in curl bc go setpriv; do
 	command -v "$tool" >/dev/null || die "$tool not found (apt-get install -y curl bc)"
 done
 
-W=$(mktemp -d /var/tmp/cshell-proxy.XXXXXX)
+W=$(work_dir /var/tmp/cshell-proxy.XXXXXX) || exit 1
 USER_TMP_ROOT=$W
-chmod 755 "$W"
 BLOB_PID=
 # shellcheck disable=SC2317 # called from the EXIT trap
 cleanup() {

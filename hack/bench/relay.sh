@@ -259,10 +259,8 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-W=$(mktemp -d /var/tmp/cshell-relay.XXXXXX)
+W=$(work_dir /var/tmp/cshell-relay.XXXXXX) || exit 1
 USER_TMP_ROOT=$W
-chmod 755 "$W"
-[[ "$W" =~ ^[A-Za-z0-9/._-]+$ ]] || die "unexpected characters in $W"
 
 build_cshell "$W"
 (cd "$REPO" && go build -trimpath -o "$W/httpd" ./hack/bench/cmd/httpd) || die "go build of hack/bench/cmd/httpd failed"

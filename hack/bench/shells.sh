@@ -123,10 +123,8 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-W=$(mktemp -d /var/tmp/cshell-shells.XXXXXX)
+W=$(work_dir /var/tmp/cshell-shells.XXXXXX) || exit 1
 USER_TMP_ROOT=$W
-chmod 755 "$W"
-[[ "$W" =~ ^[A-Za-z0-9/._-]+$ ]] || die "unexpected characters in $W"
 
 build_cshell "$W"
 install -m 644 "$HERE/abtime.py" "$HERE/shells_probe.py" "$W/"

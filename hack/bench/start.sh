@@ -79,11 +79,9 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-W=$(mktemp -d /var/tmp/cshell-bench.XXXXXX)
-R=$(mktemp -d /tmp/cshell-bench.XXXXXX)
+W=$(work_dir /var/tmp/cshell-bench.XXXXXX) || exit 1
+R=$(work_dir /tmp/cshell-bench.XXXXXX) || exit 1
 USER_TMP_ROOT=$R
-chmod 755 "$W" "$R"
-[[ "$W$R" =~ ^[A-Za-z0-9/._-]+$ ]] || die "unexpected characters in $W or $R"
 
 build_cshell "$W"
 install -m 644 "$HERE/abtime.py" "$HERE/mkbundle.py" "$W/"
