@@ -232,8 +232,9 @@ func (r *relay) stop() {
 	}
 }
 
-// connectTimeout bounds a connect to the target (as Factory.Dial's).
-const connectTimeout = 10 * time.Second
+// connectTimeout bounds a connect to the target (as Factory.Dial's); a
+// variable for the tests.
+var connectTimeout = 10 * time.Second
 
 // arm makes the timer tick every interval (0: stop).
 func (r *relay) arm(every time.Duration) error {

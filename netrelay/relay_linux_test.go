@@ -337,14 +337,15 @@ func TestRelayNoticesResetAfterHalfClose(t *testing.T) {
 
 // A client that resets while the target has not yet accepted its connect
 // ends the attempt at once.
-func TestRelayClientGoneWhileConnecting(t *testing.T) {
-	// A listener that never accepts and whose queue is full: connects to
-	// it stay pending.
+// stuckTarget is a listener that never accepts and whose queue is full:
+// connects to it stay pending.
+func stuckTarget(t *testing.T) netip.AddrPort {
+	t.Helper()
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unix.Close(fd)
+	t.Cleanup(func() { unix.Close(fd) })
 	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
 		t.Fatal(err)
 	}
@@ -355,9 +356,14 @@ func TestRelayClientGoneWhileConnecting(t *testing.T) {
 	stuck := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(sa.(*unix.SockaddrInet4).Port))
 	for range 2 { // fill the queue
 		if c, err := net.DialTimeout("tcp", stuck.String(), 200*time.Millisecond); err == nil {
-			defer c.Close()
+			t.Cleanup(func() { c.Close() })
 		}
 	}
+	return stuck
+}
+
+func TestRelayClientGoneWhileConnecting(t *testing.T) {
+	stuck := stuckTarget(t)
 	front, _ := startRelay(t, stuck)
 	time.Sleep(50 * time.Millisecond)
 	before := relaySockets(t)
@@ -371,4 +377,19 @@ func TestRelayClientGoneWhileConnecting(t *testing.T) {
 		c.Close()
 	}
 	waitSockets(t, before, "after the clients reset during the connect")
+}
+
+// A connect that the target never answers is given up: the client sees
+// the end rather than waiting for the kernel's retries.
+func TestRelayConnectTimesOut(t *testing.T) {
+	saved := connectTimeout
+	t.Cleanup(func() { connectTimeout = saved }) // after the relay's own cleanup stops it
+	connectTimeout = 300 * time.Millisecond
+	front, _ := startRelay(t, stuckTarget(t))
+	c, err := net.Dial("tcp", front)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	expectEnd(t, c) // the timer ticks every second: within 3 s
 }
