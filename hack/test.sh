@@ -37,7 +37,20 @@ go version
 
 work=$(mktemp -d /var/tmp/cshell-test-XXXXXX)
 chmod 755 "$work"
-cleanup() { rm -rf "$work"; }
+# cshell keeps a runtime directory per user (/run/cshell for root,
+# $TMPDIR/cshell-UID otherwise: the shared rootfs skeleton and container
+# state); the tests run it as root and as $TEST_USER, with TMPDIR unset and
+# set to /var/tmp. Those this run creates go when it ends.
+made=()
+for d in /run/cshell "/tmp/cshell-$(id -u "$TEST_USER")" "/var/tmp/cshell-$(id -u "$TEST_USER")"; do
+	[ -e "$d" ] || made+=("$d")
+done
+cleanup() {
+	rm -rf "$work"
+	for d in "${made[@]}"; do
+		rm -rf --one-file-system -- "$d"
+	done
+}
 trap cleanup EXIT
 
 step "gofmt and go vet (linux, darwin, windows)"
