@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -30,6 +31,7 @@ const pid1Arg = "__pid1"
 
 // containerRunner starts rootless containers with libcontainer.
 type containerRunner struct {
+	dir       string // this user's runtime directory, holding the three below
 	stateRoot string // libcontainer's state directories
 	rootfs    string // empty mount points and the host's top-level symlinks
 	self      string // this binary, bind-mounted as initPath
@@ -50,7 +52,11 @@ func newContainerRunner() (Runner, error) {
 	if self, err = filepath.EvalSymlinks(self); err != nil {
 		return nil, fmt.Errorf("%w: find the cshell binary: %v", ErrSandbox, err)
 	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
 	r := &containerRunner{
+		dir:       dir,
 		stateRoot: filepath.Join(dir, "containers"),
 		rootfs:    filepath.Join(dir, "rootfs"),
 		self:      self,
@@ -314,7 +320,14 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, error) {
 	// Hidden paths get a mode 0000 stand-in: with no capability inside,
 	// not even the owner may read it (masking with /dev/null would read
 	// as an empty file instead of failing).
-	for _, p := range s.FS.Hide {
+	hide := s.FS.Hide
+	if first, _, _ := strings.Cut(strings.TrimPrefix(r.dir, "/"), "/"); !privateTop["/"+first] {
+		// The runtime directory lies in a shared part of the host (TMPDIR
+		// is /var/tmp, say): the other containers' state, which holds
+		// their environment, is hidden too.
+		hide = append(slices.Clone(hide), r.dir)
+	}
+	for _, p := range hide {
 		src := filepath.Join(r.hidden, "file")
 		if st, err := os.Stat(p); err == nil && st.IsDir() {
 			src = filepath.Join(r.hidden, "dir")

@@ -30,6 +30,11 @@ type FilesystemRequest struct {
 	RO      []string
 	Hide    []string
 	Config  *Config // may be nil
+	// Private are cshell's own directories (its state dir): hidden in
+	// every shell, since they hold the other shells' logs and the sockets
+	// that stop them. The working directory and writable paths may not be
+	// inside one.
+	Private []string
 }
 
 // Filesystem is the resolved filesystem view of one shell: absolute,
@@ -117,6 +122,22 @@ func NewFilesystem(r FilesystemRequest) (Filesystem, error) {
 		if rp != "" {
 			fsys.Hide = appendNew(fsys.Hide, rp)
 		}
+	}
+	for _, p := range r.Private {
+		rp, err := resolveMaybe(p, r.Home, r.Cwd, "state directory")
+		if err != nil {
+			return fsys, err
+		}
+		if rp == "" {
+			continue
+		}
+		for _, w := range append([]string{fsys.Workdir}, fsys.Write...) {
+			if pathUnderAny(w, []string{rp}) {
+				return fsys, fmt.Errorf("%w: %s is inside cshell's state directory %s, which shells may not see; work in another directory, or choose another state directory with --state-dir", ErrPath, w, rp)
+			}
+		}
+		fsys.Read = slices.DeleteFunc(fsys.Read, func(r string) bool { return pathUnderAny(r, []string{rp}) })
+		fsys.Hide = appendNew(fsys.Hide, rp)
 	}
 	// A path both hidden and writable stays hidden; one both read-only and
 	// writable stays read-only.

@@ -415,3 +415,35 @@ func TestProjectCannotWriteThroughSymlink(t *testing.T) {
 		t.Errorf("a project allowWrite symlink made %s writable (Write = %q)", outside, fsys.Write)
 	}
 }
+
+// TestPrivateDirs checks cshell's own directories: hidden, read-only
+// paths inside them dropped, and a working directory or writable path
+// inside one refused.
+func TestPrivateDirs(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, work := filepath.Join(root, "state"), filepath.Join(root, "work")
+	for _, d := range []string{filepath.Join(state, "shells"), work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fsys, err := NewFilesystem(FilesystemRequest{Cwd: work, RO: []string{filepath.Join(state, "shells")}, Private: []string{state, filepath.Join(root, "missing")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(fsys.Hide, []string{state}) || len(fsys.Read) != 0 {
+		t.Errorf("hide %v read %v, want the state dir hidden and nothing read-only", fsys.Hide, fsys.Read)
+	}
+	for _, req := range []FilesystemRequest{
+		{Cwd: filepath.Join(state, "shells"), Private: []string{state}},
+		{Cwd: state, Private: []string{state}},
+		{Cwd: work, RW: []string{filepath.Join(state, "shells")}, Private: []string{state}},
+	} {
+		if _, err := NewFilesystem(req); !errors.Is(err, ErrPath) {
+			t.Errorf("%+v: err %v, want ErrPath", req, err)
+		}
+	}
+}

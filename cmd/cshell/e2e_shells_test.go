@@ -503,3 +503,48 @@ func TestConcurrentStarts(t *testing.T) {
 		t.Errorf("kill all: %q", r.stdout)
 	}
 }
+
+// TestStateDirHidden checks that a shell cannot see the state dir, where
+// the other shells' logs and the sockets that stop them are: the state dir
+// is in /var/tmp here, which the sandbox otherwise sees read-only.
+func TestStateDirHidden(t *testing.T) {
+	requireLinux(t)
+	state := varTmpDir(t) // removed after newBG's clean-up has killed the shell
+	e := newBG(t)
+	e.state = state
+	id := e.start("echo the-secret-output; sleep 30")
+	sock := filepath.Join(e.state, "shells", id, "control.sock")
+	if _, err := os.Stat(sock); err != nil {
+		t.Fatalf("the supervisor's control socket: %v", err)
+	}
+	probe := fmt.Sprintf(`cat %s/shells/%s/output.log; ls %s; python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1])
+except OSError as e:
+    print("connect:", e.strerror)
+else:
+    s.sendall(b"{\"signal\": 9}\n")
+    print("connected")
+' %s`, e.state, id, e.state, sock)
+	r := run(t, call{args: []string{"--state-dir", e.state, "run", "--", probe}, dir: e.wd})
+	if strings.Contains(r.stdout, "the-secret-output") || strings.Contains(r.stdout, "connected") ||
+		!strings.Contains(r.stdout, "connect: Permission denied") {
+		t.Errorf("the shell saw the state dir: code %d out %q err %q", r.code, r.stdout, r.stderr)
+	}
+	if m := e.meta(id); m["status"] != "running" {
+		t.Errorf("shell %s after the probe: %v", id, m["status"])
+	}
+
+	// A working directory inside the state dir cannot be hidden from
+	// itself: refused, with the way out.
+	inside := filepath.Join(e.state, "work")
+	if err := os.Mkdir(inside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r = run(t, call{args: []string{"--state-dir", e.state, "run", "--", "true"}, dir: inside})
+	if r.code != 2 || !strings.Contains(r.stderr, "state directory") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Errorf("workdir inside the state dir: code %d err %q", r.code, r.stderr)
+	}
+}
