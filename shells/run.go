@@ -25,6 +25,9 @@ import (
 // DefaultGrace is how long a TERMed shell has before it is killed.
 const DefaultGrace = 10 * time.Second
 
+// MaxGrace bounds the grace period a kill may ask for.
+const MaxGrace = 24 * time.Hour
+
 // ErrUsage marks bad input: a flag value, a path, an environment entry.
 var ErrUsage = errors.New("bad input")
 

@@ -261,8 +261,8 @@ func (s *server) kill(_ context.Context, _ *mcp.CallToolRequest, a KillArgs) (*m
 	}
 	grace := DefaultGrace
 	if a.GraceSeconds != nil {
-		if *a.GraceSeconds < 0 {
-			return toolError(fmt.Errorf("grace_seconds %v: give 0 or more", *a.GraceSeconds))
+		if !(*a.GraceSeconds >= 0 && *a.GraceSeconds <= MaxGrace.Seconds()) {
+			return toolError(fmt.Errorf("grace_seconds %v: give 0 to %.0f", *a.GraceSeconds, MaxGrace.Seconds()))
 		}
 		grace = time.Duration(*a.GraceSeconds * float64(time.Second))
 	}

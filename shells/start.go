@@ -37,8 +37,9 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 	}
 	cfg, command, env, fsys, allow := p.cfg, p.command, p.env, p.fsys, p.allow
 	if o.Name != "" {
-		if _, err := strconv.Atoi(o.Name); err == nil || strings.ContainsAny(o.Name, " \t\n/") {
-			return nil, fmt.Errorf("%w: --name %q: a name has no spaces or slashes and is not a number", ErrUsage, o.Name)
+		if _, err := strconv.Atoi(o.Name); err == nil || strings.ContainsAny(o.Name, " \t\n/") ||
+			strings.HasPrefix(o.Name, "-") || o.Name == "all" {
+			return nil, fmt.Errorf("%w: --name %q: a name has no spaces or slashes, does not start with -, and is neither a number nor \"all\"", ErrUsage, o.Name)
 		}
 	}
 	if o.OwnerPid != 0 && (o.OwnerPid < 0 || !processAlive(o.OwnerPid, 0)) {

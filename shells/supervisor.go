@@ -290,6 +290,7 @@ func (s *supervisor) run() error {
 		ownerGone <-chan struct{}
 		reason    string // kill, timeout, session
 		killSig   syscall.Signal
+		killed    bool             // KILL followed the signal asked for
 		settled   <-chan time.Time // no request for a moment: see dropStartupCode
 	)
 	if s.spec.Timeout > 0 {
@@ -305,6 +306,7 @@ func (s *supervisor) run() error {
 		_ = s.sh.Signal(sig)
 		if sig == syscall.SIGKILL || grace <= 0 {
 			_ = s.sh.Kill()
+			killed = true
 			return
 		}
 		if graceEnd == nil {
@@ -321,6 +323,9 @@ func (s *supervisor) run() error {
 			settled = nil
 			dropStartupCode()
 		case ex := <-exited:
+			if killed && (ex.Signal == syscall.SIGKILL || ex.Code == 128+int(syscall.SIGKILL)) {
+				killSig = syscall.SIGKILL // the signal asked for did not end it
+			}
 			stopRelay() // the ports close with the shell
 			relays.Wait()
 			s.finish(ex, reason, killSig, !answered, logw, pr, copied)
@@ -355,6 +360,7 @@ func (s *supervisor) run() error {
 			stop("kill", syscall.SIGTERM, s.spec.Grace)
 		case <-graceEnd:
 			_ = s.sh.Kill()
+			killed = true
 		}
 	}
 }
@@ -384,7 +390,7 @@ func (s *supervisor) finish(ex container.Exit, reason string, sig syscall.Signal
 	case "session":
 		m.Status, m.Signal, m.EndReason = StatusKilled, signalName(sig), "session"
 	case "timeout":
-		m.Status, m.Signal = StatusTimedOut, "TERM"
+		m.Status, m.Signal = StatusTimedOut, signalName(sig)
 	default:
 		m.Status = StatusExited
 		if ex.Signal != 0 {

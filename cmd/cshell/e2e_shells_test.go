@@ -272,6 +272,9 @@ func TestKill(t *testing.T) {
 			if el := time.Since(t0); r.code != 0 || el < 900*time.Millisecond || el > 5*time.Second {
 				t.Errorf("grace 1: code %d after %s", r.code, el)
 			}
+			if m := e.meta(id); m["signal"] != "KILL" || !strings.HasPrefix(fmt.Sprint(m["status_line"]), "killed by KILL after ") || m["exit_code"] != 137.0 {
+				t.Errorf("meta after the grace ran out: %v", m)
+			}
 			// INT reaches an INT handler.
 			id = e.start(`trap 'echo got-INT; exit 9' INT; echo up; while :; do sleep 0.1; done`, "--isolation", iso)
 			e.output(id, "--wait", "5")
@@ -349,6 +352,11 @@ func TestPsNamesClean(t *testing.T) {
 	}
 	if r := e.cs("run", "-d", "--name", "web", "--", "true"); r.code != 1 || !strings.Contains(r.stderr, "already named") {
 		t.Errorf("duplicate name: code %d err %q", r.code, r.stderr)
+	}
+	for _, bad := range []string{"7", "all", "-x", "a b", "a/b"} {
+		if r := e.cs("run", "-d", "--name="+bad, "--", "true"); r.code != 2 || !strings.Contains(r.stderr, "--name") {
+			t.Errorf("--name %q: code %d err %q", bad, r.code, r.stderr)
+		}
 	}
 	if r := e.cs("kill", "web"); r.code != 0 {
 		t.Errorf("kill by name: %q", r.stderr)
@@ -456,6 +464,9 @@ func TestSupervisorKilled(t *testing.T) {
 	if m := e.meta(id); m["status"] != "lost" {
 		t.Errorf("status %v", m["status"])
 	}
+	if r := e.cs("wait", id); r.code != 1 || !strings.Contains(r.stderr, "lost (its supervisor died); its exit code is unknown") {
+		t.Errorf("wait on a lost shell: code %d err %q", r.code, r.stderr)
+	}
 }
 
 func TestOwnerPid(t *testing.T) {
@@ -501,6 +512,12 @@ func TestConcurrentStarts(t *testing.T) {
 	}
 	if r := e.cs("kill", "all", "--grace", "0"); strings.Count(r.stdout, "killed") != 8 {
 		t.Errorf("kill all: %q", r.stdout)
+	}
+	if r := e.cs("kill", "all"); r.code != 0 || !strings.HasPrefix(r.stdout, "no running shells in session ") {
+		t.Errorf("kill all with none running: code %d out %q", r.code, r.stdout)
+	}
+	if r := e.cs("--json", "kill", "all"); r.code != 0 || strings.TrimSpace(r.stdout) != "[]" {
+		t.Errorf("kill all --json with none running: code %d out %q", r.code, r.stdout)
 	}
 }
 

@@ -163,7 +163,7 @@ the working directory; secrets hidden; no network but loopback.`,
 	root.PersistentFlags().StringVar(&g.stateDir, "state-dir", "", "where shells are recorded (default $CSHELL_STATE_DIR, $XDG_STATE_HOME/cshell or ~/.local/state/cshell)")
 	root.PersistentFlags().StringVar(&g.config, "config", "", "global config file (default $XDG_CONFIG_HOME/cshell/config.json or ~/.config/cshell/config.json)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError("%v; see cshell %s --help", err, c.Name())
+		return usageError("%v; see %s --help", err, c.CommandPath())
 	})
 	root.AddCommand(newRunCmd(g), newOutputCmd(g), newKillCmd(g), newPsCmd(g), newLogsCmd(g),
 		newWaitCmd(g), newWaitReadyCmd(g), newCleanCmd(g), newEventsCmd(g), newServeCmd(g), newDoctorCmd(g), newVersionCmd(g))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"strconv"
@@ -184,14 +185,23 @@ func loadConfig(g *globals, home, projectDir string) (*policy.Config, error) {
 	return cfg, nil
 }
 
+// maxSeconds bounds durations given in seconds, well inside what a
+// time.Duration holds (about 292 years).
+const maxSeconds = 100 * 365 * 24 * 3600
+
 // parseDuration reads 90s, 5m or plain seconds; empty means none.
 func parseDuration(s string) (time.Duration, error) {
 	if s == "" {
 		return 0, nil
 	}
-	if n, err := strconv.ParseFloat(s, 64); err == nil {
-		if n <= 0 {
+	if n, err := strconv.ParseFloat(s, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		switch {
+		case math.IsNaN(n):
+			return 0, errors.New("write a duration such as 90s, 5m or plain seconds")
+		case n <= 0:
 			return 0, errors.New("must be positive")
+		case n > maxSeconds:
+			return 0, errors.New("is too long; give at most 100 years")
 		}
 		return time.Duration(n * float64(time.Second)), nil
 	}
@@ -201,6 +211,9 @@ func parseDuration(s string) (time.Duration, error) {
 	}
 	if d <= 0 {
 		return 0, errors.New("must be positive")
+	}
+	if d > maxSeconds*time.Second {
+		return 0, errors.New("is too long; give at most 100 years")
 	}
 	return d, nil
 }

@@ -27,9 +27,9 @@ were skipped and how to read them. New network violations follow.`,
 		Example: `  cshell output 3
   cshell output web --wait 30 --filter 'error|ready'
   cshell output 3 --from-byte 0 --json`,
-		Args: exactArgs(1, "cshell output needs a shell id or name"),
+		Args: oneArg("cshell output needs a shell id or name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if wait < 0 || wait > 60 {
+			if !(wait >= 0 && wait <= 60) { // NaN too
 				return usageError("--wait %v: give 0 to 60 seconds", wait)
 			}
 			var re *regexp.Regexp
@@ -80,14 +80,14 @@ session ($CSHELL_SESSION, else default; or --session).`,
 		Example: `  cshell kill 3
   cshell kill web --signal INT --grace 2
   cshell kill all --grace 0`,
-		Args: exactArgs(1, "cshell kill needs a shell id, name or all"),
+		Args: oneArg("cshell kill needs a shell id, name or all"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sig, err := shells.ParseSignal(sigName)
 			if err != nil {
 				return err
 			}
-			if grace < 0 {
-				return usageError("--grace %v: give 0 or more seconds", grace)
+			if !(grace >= 0 && grace <= shells.MaxGrace.Seconds()) { // NaN too
+				return usageError("--grace %v: give 0 to %.0f seconds", grace, shells.MaxGrace.Seconds())
 			}
 			m, err := g.manager()
 			if err != nil {
@@ -96,26 +96,37 @@ session ($CSHELL_SESSION, else default; or --session).`,
 			d := time.Duration(grace * float64(time.Second))
 			var results []*shells.KillResult
 			if args[0] == "all" {
-				session, _ := cmd.Flags().GetString("session")
-				if session == "" {
-					session = shells.DefaultSession()
-				}
-				results, err = m.KillSession(session, sig, d)
+				results, err = m.KillSession(session(cmd), sig, d)
 			} else {
 				var r *shells.KillResult
 				if r, err = m.Kill(args[0], sig, d); r != nil {
 					results = append(results, r)
 				}
 			}
-			for _, r := range results {
-				if g.json {
-					_ = g.printJSON(map[string]any{"id": r.Meta.ID, "status": r.Meta.Status, "status_line": r.Meta.StatusLine,
+			if g.json {
+				// One document: an object for a shell, an array for all.
+				list := []map[string]any{}
+				for _, r := range results {
+					list = append(list, map[string]any{"id": r.Meta.ID, "status": r.Meta.Status, "status_line": r.Meta.StatusLine,
 						"already_finished": r.AlreadyFinished, "exit_code": r.Meta.ExitCode, "signal": r.Meta.Signal})
-				} else if r.AlreadyFinished {
+				}
+				switch {
+				case args[0] == "all":
+					_ = g.printJSON(list)
+				case len(list) == 1:
+					_ = g.printJSON(list[0])
+				}
+				return err
+			}
+			for _, r := range results {
+				if r.AlreadyFinished {
 					fmt.Fprintf(g.stdout, "shell %s already finished: %s\n", r.Meta.ID, r.Meta.StatusLine)
 				} else {
 					fmt.Fprintf(g.stdout, "killed %s: %s\n", r.Meta.ID, r.Meta.Command)
 				}
+			}
+			if args[0] == "all" && len(results) == 0 && err == nil {
+				fmt.Fprintf(g.stdout, "no running shells in session %s\n", session(cmd))
 			}
 			return err
 		},
@@ -124,6 +135,14 @@ session ($CSHELL_SESSION, else default; or --session).`,
 	cmd.Flags().Float64Var(&grace, "grace", 10, "seconds before everything left is killed; 0 sends KILL at once after the signal")
 	cmd.Flags().String("session", "", "with all: the session to stop (default $CSHELL_SESSION, else default)")
 	return cmd
+}
+
+// session is the --session flag's value, else the default session.
+func session(cmd *cobra.Command) string {
+	if s, _ := cmd.Flags().GetString("session"); s != "" {
+		return s
+	}
+	return shells.DefaultSession()
 }
 
 func newPsCmd(g *globals) *cobra.Command {
@@ -175,7 +194,7 @@ func newLogsCmd(g *globals) *cobra.Command {
 		Use:     "logs ID|NAME [-n LINES] [-f]",
 		Short:   "Print a shell's log (moves no read position)",
 		Example: "  cshell logs 3 -n 50\n  cshell logs web -f",
-		Args:    exactArgs(1, "cshell logs needs a shell id or name"),
+		Args:    oneArg("cshell logs needs a shell id or name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := g.manager()
 			if err != nil {
@@ -202,7 +221,7 @@ func newWaitCmd(g *globals) *cobra.Command {
 		Long: `Block until the shell ends and exit with its exit code (128+N for signal
 N); exit 124 when the timeout passes first.`,
 		Example: "  cshell wait 3\n  cshell wait build --timeout 10m",
-		Args:    exactArgs(1, "cshell wait needs a shell id or name"),
+		Args:    oneArg("cshell wait needs a shell id or name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := parseDuration(timeout)
 			if err != nil {
@@ -221,6 +240,9 @@ N); exit 124 when the timeout passes first.`,
 			}
 			if g.json {
 				_ = g.printJSON(meta)
+			}
+			if meta.ExitCode == nil { // lost: say so, wait's code alone cannot
+				return &exitError{code: meta.ExitStatus(), err: fmt.Errorf("shell %s is %s; its exit code is unknown", meta.ID, meta.StatusLine)}
 			}
 			return &exitError{code: meta.ExitStatus(), silent: true}
 		},
@@ -283,11 +305,15 @@ func newEventsCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// exactArgs wants n arguments, else a usage error with the sentence.
-func exactArgs(n int, sentence string) cobra.PositionalArgs {
+// oneArg requires the single shell argument; missing says sentence.
+func oneArg(missing string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if len(args) != n {
-			return usageError("%s; see cshell %s --help", sentence, cmd.Name())
+		switch {
+		case len(args) == 0:
+			return usageError("%s; see %s --help", missing, cmd.CommandPath())
+		case len(args) > 1:
+			return usageError("%s takes one shell, not %d (%s); see %s --help",
+				cmd.CommandPath(), len(args), strings.Join(args, " "), cmd.CommandPath())
 		}
 		return nil
 	}
@@ -312,7 +338,7 @@ a connection inside it, and/or a line of its output matches --log. Exit 0
 when ready; exit 1 with a sentence when the timeout (default 60s) passes or
 the shell ends first.`,
 		Example: "  cshell wait-ready web\n  cshell wait-ready 3 --port 8080 --log 'listening on' --timeout 2m",
-		Args:    exactArgs(1, "cshell wait-ready needs a shell id or name"),
+		Args:    oneArg("cshell wait-ready needs a shell id or name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := parseDuration(timeout)
 			if err != nil || d == 0 {
