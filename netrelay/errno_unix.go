@@ -4,4 +4,8 @@ package netrelay
 
 import "syscall"
 
-const errAddrInUse = syscall.EADDRINUSE
+const (
+	errAddrInUse    = syscall.EADDRINUSE
+	errAddrNotAvail = syscall.EADDRNOTAVAIL
+	errAccess       = syscall.EACCES
+)

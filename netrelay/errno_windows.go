@@ -2,5 +2,9 @@ package netrelay
 
 import "syscall"
 
-// WSAEADDRINUSE: Windows' "address already in use".
-const errAddrInUse = syscall.Errno(10048)
+// Windows' socket errors: WSAEADDRINUSE, WSAEADDRNOTAVAIL, WSAEACCES.
+const (
+	errAddrInUse    = syscall.Errno(10048)
+	errAddrNotAvail = syscall.Errno(10049)
+	errAccess       = syscall.Errno(10013)
+)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -60,7 +61,17 @@ func Bind(ap netip.AddrPort) (*net.TCPListener, error) {
 		if errors.Is(err, errAddrInUse) {
 			return nil, fmt.Errorf("port %d is already in use on %s; stop what listens there or expose another port", ap.Port(), ap.Addr())
 		}
-		return nil, fmt.Errorf("listen on %s: %w", ap, err)
+		if errors.Is(err, errAddrNotAvail) {
+			return nil, fmt.Errorf("cannot listen on %s: no network interface of this machine has the address %s; expose an address it has (ip address lists them) or 127.0.0.1", ap, ap.Addr())
+		}
+		if errors.Is(err, errAccess) {
+			return nil, fmt.Errorf("cannot listen on %s: port %d needs privileges here; expose a port above 1023 (or lower net.ipv4.ip_unprivileged_port_start)", ap, ap.Port())
+		}
+		var se *os.SyscallError
+		if errors.As(err, &se) {
+			err = se.Err
+		}
+		return nil, fmt.Errorf("cannot listen on %s: %v", ap, err)
 	}
 	return l, nil
 }

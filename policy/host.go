@@ -50,6 +50,10 @@ func ParseHostPattern(s string) (HostPattern, error) {
 	if host == "" {
 		return p, fmt.Errorf("empty host pattern")
 	}
+	if scheme, rest, ok := strings.Cut(host, "://"); ok && scheme != "" && !strings.ContainsAny(scheme, ".:/[") {
+		name, _, _ := strings.Cut(rest, "/")
+		return p, fmt.Errorf("host pattern %q is a URL; give the host alone, such as %s", s, name)
+	}
 	if ap, err := netip.ParseAddrPort(host); err == nil { // 10.0.0.1:22, [::1]:443
 		if ap.Port() == 0 {
 			return p, fmt.Errorf("host pattern %q: port must be 1-65535", s)

@@ -1,6 +1,9 @@
 package policy
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParseHostPattern(t *testing.T) {
 	tests := []struct {
@@ -181,6 +184,19 @@ func TestCoversAgreesWithMatches(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestHostPatternURL checks that a URL given for a host names the host to
+// give instead.
+func TestHostPatternURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://x.com":                   "such as x.com",
+		"https://registry.npmjs.org/pkg": "such as registry.npmjs.org",
+	} {
+		if _, err := ParseHostPattern(in); err == nil || !strings.Contains(err.Error(), "is a URL") || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseHostPattern(%q): %v, want it to say %q", in, err, want)
 		}
 	}
 }

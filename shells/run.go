@@ -245,10 +245,9 @@ func prepare(o RunOptions, usage string) (*prepared, error) {
 	o.FS.Config = p.cfg
 	if o.StateDir != "" && relayed(o.Isolation) {
 		// Made now if missing, so that it is hidden even from a shell
-		// that outlives the start of the first background shell.
-		if err := os.MkdirAll(o.StateDir, 0o700); err != nil {
-			return nil, fmt.Errorf("cannot make the state directory: %w", err)
-		}
+		// that outlives the start of the first background shell. One that
+		// cannot be made holds no shells to hide.
+		_ = os.MkdirAll(o.StateDir, 0o700)
 		o.FS.Private = append(o.FS.Private, o.StateDir)
 	}
 	if p.fsys, err = policy.NewFilesystem(o.FS); err != nil {

@@ -122,6 +122,12 @@ func TestExposeRefusals(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "--expose-public") {
 		t.Errorf("public without consent: code %d err %q", r.code, r.stderr)
 	}
+	// 192.0.2.1 is for documentation only: no machine has it.
+	r = e.cs("run", "-d", "--expose", "192.0.2.1:"+fmt.Sprint(freePort(t)), "--expose-public", "--", "true")
+	if r.code != 1 || !strings.Contains(r.stderr, "no network interface of this machine has the address 192.0.2.1") ||
+		strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("an address this machine lacks: code %d err %q", r.code, r.stderr)
+	}
 	for _, bad := range []string{"0", "70000", "abc", "host:", "127.0.0.1:", ":80", "example.com:80", "::1:80"} {
 		r := e.cs("run", "-d", "--expose", bad, "--", "true")
 		if r.code != 2 || !strings.HasPrefix(r.stderr, "cshell: ") || strings.Count(r.stderr, "\n") != 1 {

@@ -277,6 +277,14 @@ func TestUsageErrors(t *testing.T) {
 		{"bad timeout", []string{"run", "--timeout", "soon", "--", "true"}, "--timeout"},
 		{"bad config", []string{"--config", cfg, "run", "--", "true"}, "line 3, column"},
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
+		{"unknown global flag", []string{"--bogus"}, "unknown flag: --bogus; see cshell --help"},
+		{"timeout NaN", []string{"run", "--timeout", "NaN", "--", "true"}, "--timeout"},
+		{"timeout too long", []string{"run", "--timeout", "1e30", "--", "true"}, "too long"},
+		{"grace infinite", []string{"kill", "1", "--grace", "Inf"}, "--grace"},
+		{"grace word", []string{"kill", "1", "--grace", "soon"}, `"--grace" flag: not a number; see cshell kill --help`},
+		{"wait NaN", []string{"output", "1", "--wait", "NaN"}, "--wait"},
+		{"two shells", []string{"output", "1", "2"}, "cshell output takes one shell, not 2"},
+		{"allow a URL", []string{"run", "--allow-host", "http://example.com", "--", "true"}, "give the host alone, such as example.com"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -163,7 +163,15 @@ the working directory; secrets hidden; no network but loopback.`,
 	root.PersistentFlags().StringVar(&g.stateDir, "state-dir", "", "where shells are recorded (default $CSHELL_STATE_DIR, $XDG_STATE_HOME/cshell or ~/.local/state/cshell)")
 	root.PersistentFlags().StringVar(&g.config, "config", "", "global config file (default $XDG_CONFIG_HOME/cshell/config.json or ~/.config/cshell/config.json)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError("%v; see %s --help", err, c.CommandPath())
+		msg := err.Error()
+		if i := strings.Index(msg, ": strconv.Parse"); i >= 0 { // a number flag given a word
+			if strings.Contains(msg[i:], "out of range") {
+				msg = msg[:i] + ": out of range"
+			} else {
+				msg = msg[:i] + ": not a number"
+			}
+		}
+		return usageError("%s; see %s --help", msg, c.CommandPath())
 	})
 	root.AddCommand(newRunCmd(g), newOutputCmd(g), newKillCmd(g), newPsCmd(g), newLogsCmd(g),
 		newWaitCmd(g), newWaitReadyCmd(g), newCleanCmd(g), newEventsCmd(g), newServeCmd(g), newDoctorCmd(g), newVersionCmd(g))
