@@ -45,6 +45,10 @@ type Filesystem struct {
 	Write   []string // more writable paths
 	Read    []string // read-only paths (inside writable ones, or in private /tmp)
 	Hide    []string // unreadable; existing paths only
+
+	// Warnings name the project's allowWrite entries that were ignored
+	// because they lead, through a symlink, out of the global ones.
+	Warnings []string
 }
 
 // NewFilesystem resolves a request. Paths named on the command line must
@@ -104,8 +108,12 @@ func NewFilesystem(r FilesystemRequest) (Filesystem, error) {
 		}
 		// A project entry may name a symlink that leads out of the global
 		// roots: judge where it leads, not how it is spelt.
-		if rp != "" && (r.Config.writeRoots == nil || pathUnderAny(rp, roots)) {
+		switch {
+		case rp == "":
+		case r.Config.writeRoots == nil || pathUnderAny(rp, roots):
 			fsys.Write = appendNew(fsys.Write, rp)
+		default:
+			fsys.Warnings = append(fsys.Warnings, fmt.Sprintf("%s: ignored filesystem.allowWrite entry %q: it leads to %s, which is not writable globally; a project file may only tighten the global configuration", ProjectFile, p, rp))
 		}
 	}
 	hidden := slices.Clone(cfgHide)

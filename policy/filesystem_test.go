@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -413,6 +414,10 @@ func TestProjectCannotWriteThroughSymlink(t *testing.T) {
 	}
 	if slices.Contains(fsys.Write, outside) {
 		t.Errorf("a project allowWrite symlink made %s writable (Write = %q)", outside, fsys.Write)
+	}
+	// "evil" as spelt is not under the global root: Load warned of it.
+	if len(fsys.Warnings) != 1 || !strings.Contains(fsys.Warnings[0], `allowWrite entry "`+filepath.Join(proj, "evil")+`": it leads to `+outside) {
+		t.Errorf("warnings %q, want one for the entry that leads out", fsys.Warnings)
 	}
 }
 

@@ -253,6 +253,11 @@ func prepare(o RunOptions, usage string) (*prepared, error) {
 	if p.fsys, err = policy.NewFilesystem(o.FS); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
+	if o.Stderr != nil {
+		for _, w := range p.fsys.Warnings {
+			fmt.Fprintf(o.Stderr, "cshell: warning: %s\n", w)
+		}
+	}
 	if relayed(o.Isolation) {
 		p.env = sandboxEnv(p.env, o.Env)
 		if !p.rules.Empty() {
