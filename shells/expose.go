@@ -2,11 +2,13 @@ package shells
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/cshell/cshell/container"
@@ -149,7 +151,7 @@ func sessionExposes(stateDir, session string) []netip.AddrPort {
 
 // reachSession makes the given host addresses reachable at 127.0.0.1:PORT
 // inside a foreground shell: a listener inside its namespace relays to each.
-func reachSession(ctx context.Context, f *netrelay.Factory, hosts []netip.AddrPort, wg *sync.WaitGroup) {
+func reachSession(ctx context.Context, f *netrelay.Factory, stateDir, session string, hosts []netip.AddrPort, wg *sync.WaitGroup) {
 	for _, host := range hosts {
 		inner, err := f.Listen(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), host.Port()))
 		if err != nil {
@@ -158,9 +160,28 @@ func reachSession(ctx context.Context, f *netrelay.Factory, hosts []netip.AddrPo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			netrelay.Relay(ctx, inner, netrelay.HostTarget(host))
+			netrelay.Relay(ctx, inner, stillExposed(netrelay.HostTarget(host), stateDir, session, host))
 		}()
 	}
+}
+
+// errNotExposed ends a connection to a port that no running shell of the
+// session exposes any more.
+var errNotExposed = errors.New("no running shell of the session exposes the port")
+
+// stillExposed lets t connect only while a running shell of the session
+// exposes host: once that shell has ended, whatever else binds the port on
+// this machine must stay out of reach. (A supervisor takes its exposing
+// mark away before it closes its listeners.)
+func stillExposed(t netrelay.Target, stateDir, session string, host netip.AddrPort) netrelay.Target {
+	socket := t.Socket
+	t.Socket = func(family int) (int, error) {
+		if socket == nil || !slices.Contains(sessionExposes(stateDir, session), host) {
+			return -1, errNotExposed
+		}
+		return socket(family)
+	}
+	return t
 }
 
 // Relayed reports whether an isolation gives the shell a network of its

@@ -136,7 +136,7 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 		}
 		listeners = nil // Serve owns them now
 		serveExposes(relayCtx, factory, ls, ports, &relays)
-		reachSession(relayCtx, factory, reach, &relays)
+		reachSession(relayCtx, factory, o.StateDir, o.Session, reach, &relays)
 		if !rules.Empty() {
 			if err := startProxy(relayCtx, factory, rules, violationNote(o.Stderr), &relays); err != nil {
 				_ = sh.Kill()

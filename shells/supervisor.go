@@ -326,6 +326,9 @@ func (s *supervisor) run() error {
 			if killed && (ex.Signal == syscall.SIGKILL || ex.Code == 128+int(syscall.SIGKILL)) {
 				killSig = syscall.SIGKILL // the signal asked for did not end it
 			}
+			// The mark goes first: a foreground shell of the session must
+			// not reach what binds the port once it is free.
+			_ = os.Remove(filepath.Join(exposingDir(s.m.dir), s.id))
 			stopRelay() // the ports close with the shell
 			relays.Wait()
 			s.finish(ex, reason, killSig, !answered, logw, pr, copied)

@@ -301,3 +301,41 @@ func TestExposeProcessIsolation(t *testing.T) {
 	}
 	resp.Body.Close()
 }
+
+// TestReachEndsWithShell checks that a foreground shell's way to a
+// background shell's port ends with that shell: what binds the port on the
+// host afterwards stays out of reach.
+func TestReachEndsWithShell(t *testing.T) {
+	e := newBG(t)
+	port := freePort(t)
+	id := e.start(fmt.Sprintf("python3 -m http.server %d --bind 127.0.0.1", port), "--expose", fmt.Sprint(port), "--ready")
+	// The foreground shell tries once the test has put a host server on
+	// the port (the go file appears in its working directory).
+	probe := fmt.Sprintf(`echo waiting; while [ ! -e go ]; do sleep 0.05; done
+exec 3<>/dev/tcp/127.0.0.1/%d && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && cat <&3; echo done`, port)
+	fg := start(t, call{args: []string{"--state-dir", e.state, "run", "--", probe}, dir: e.wd})
+	fg.out.waitFor(t, "waiting", 10*time.Second)
+	if r := e.cs("kill", id, "--grace", "0"); r.code != 0 {
+		t.Fatalf("kill: %q", r.stderr)
+	}
+	host, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		t.Fatalf("the port is not free after kill: %v", err)
+	}
+	defer host.Close()
+	go func() {
+		for {
+			c, err := host.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("HTTP/1.0 200 OK\r\n\r\nhost-secret\n"))
+			c.Close()
+		}
+	}()
+	writeFile(t, filepath.Join(e.wd, "go"), "")
+	fg.wait(t, 20*time.Second)
+	if out := fg.out.text(); strings.Contains(out, "host-secret") || !strings.Contains(out, "done") {
+		t.Errorf("the foreground shell after the background one ended: %q", out)
+	}
+}
