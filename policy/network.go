@@ -2,8 +2,12 @@ package policy
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
+	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Rules decide which hosts a shell may reach through its proxy. The
@@ -58,13 +62,18 @@ func (r *Rules) Decide(host string, port int) (bool, string) {
 }
 
 // CheckAddr says whether an address that host resolved to may be dialed.
-// Addresses of this machine and its link (loopback, link-local,
-// unspecified) are refused unless allowed as literals themselves, so that
-// no name can lead to the host's own services or a cloud metadata
-// endpoint (DNS rebinding).
+// An address denied is refused; so are addresses of this machine and its
+// link (see ownAddr) unless allowed as literals themselves, so that no name
+// can lead to the host's own services or a cloud metadata endpoint (DNS
+// rebinding).
 func (r *Rules) CheckAddr(host string, a netip.Addr, port int) (bool, string) {
 	a = a.Unmap()
-	if !a.IsLoopback() && !a.IsLinkLocalUnicast() && !a.IsLinkLocalMulticast() && !a.IsUnspecified() {
+	for _, p := range r.deny { // an address denied is denied whatever name leads there
+		if p.Matches(a.String(), port) {
+			return false, fmt.Sprintf("%s resolves to %s, denied by network.deny %s", host, a, p)
+		}
+	}
+	if !ownAddr(a) {
 		return true, ""
 	}
 	if ok, _ := r.Decide(a.String(), port); ok {
@@ -82,6 +91,35 @@ func (r *Rules) CheckAddr(host string, a netip.Addr, port int) (bool, string) {
 	return false, fmt.Sprintf("%s resolves to %s, an address of this machine or its link; allow %s itself to reach it", host, a, a)
 }
 
+// ownAddr reports whether a leads to this machine or its link: loopback,
+// link-local, 0.0.0.0/8 (which Linux takes as this machine), or an address
+// of one of its interfaces (a server bound to 0.0.0.0 answers there).
+func ownAddr(a netip.Addr) bool {
+	if a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsUnspecified() ||
+		a.Is4() && a.As4()[0] == 0 {
+		return true
+	}
+	return slices.Contains(interfaceAddrs(), a)
+}
+
+// interfaceAddrs lists the addresses of this machine's interfaces (a
+// variable for tests).
+var interfaceAddrs = func() []netip.Addr {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	var out []netip.Addr
+	for _, x := range addrs {
+		if n, ok := x.(*net.IPNet); ok {
+			if a, ok := netip.AddrFromSlice(n.IP); ok {
+				out = append(out, a.Unmap())
+			}
+		}
+	}
+	return out
+}
+
 // Violation is one refused request, a line of a shell's violations.log.
 type Violation struct {
 	Time   time.Time `json:"time"`
@@ -94,9 +132,46 @@ type Violation struct {
 
 // NewViolation records a refusal with the hint that would lift it.
 func NewViolation(host string, port int, method, rule string) Violation {
-	v := Violation{Time: time.Now().UTC(), Host: host, Port: port, Method: method, Rule: rule}
-	if h, err := NormalizeHost(host); err == nil {
+	v := Violation{Time: time.Now().UTC(), Host: printable(host, maxHostLen), Port: port, Method: method, Rule: printable(rule, 2*maxHostLen)}
+	h, err := NormalizeHost(host)
+	switch {
+	case err != nil:
+	case strings.Contains(rule, "network.deny"):
+		v.Hint = "the configuration's network.deny refuses it, and --allow-host cannot lift a deny"
+	case strings.Contains(rule, " resolves to "):
+		// The rule names the address to allow, if any may be.
+	case isAddr(h): // an address: allow just the port asked for
+		v.Hint = "allow it with --allow-host " + netip.AddrPortFrom(netip.MustParseAddr(h), uint16(port)).String()
+	default:
 		v.Hint = "allow it with --allow-host " + h
 	}
 	return v
+}
+
+// maxHostLen bounds a recorded host: a DNS name has at most 253
+// characters, and a hostile client must not fill the log with one request.
+const maxHostLen = 255
+
+func isAddr(s string) bool {
+	_, err := netip.ParseAddr(s)
+	return err == nil
+}
+
+// printable cuts s to max bytes and replaces control characters, so that a
+// recorded name cannot disturb a terminal or the log's lines.
+func printable(s string, max int) string {
+	cut := len(s) > max
+	if cut {
+		s = s[:max]
+	}
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
+			return '?'
+		}
+		return r
+	}, strings.ToValidUTF8(s, "?"))
+	if cut {
+		s += "..."
+	}
+	return s
 }

@@ -91,3 +91,45 @@ func FuzzRules(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckAddrOwnAndDenied checks the addresses a name may not lead to:
+// 0.0.0.0/8, this machine's interface addresses, and denied addresses.
+func TestCheckAddrOwnAndDenied(t *testing.T) {
+	old := interfaceAddrs
+	interfaceAddrs = func() []netip.Addr { return []netip.Addr{netip.MustParseAddr("192.0.2.2")} }
+	defer func() { interfaceAddrs = old }()
+	r, err := NewRules([]string{"ok.test", "192.0.2.3"}, []string{"198.51.100.7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for addr, want := range map[string]bool{
+		"203.0.113.9": true, "0.0.0.1": false, "0.255.0.1": false, "192.0.2.2": false,
+		"198.51.100.7": false, "::ffff:198.51.100.7": false, "127.0.0.2": false,
+	} {
+		if ok, why := r.CheckAddr("ok.test", netip.MustParseAddr(addr), 443); ok != want {
+			t.Errorf("ok.test -> %s: %v (%s), want %v", addr, ok, why, want)
+		}
+	}
+}
+
+// TestViolationHints checks that the hint names what would lift the
+// refusal, or nothing when --allow-host cannot.
+func TestViolationHints(t *testing.T) {
+	for _, tt := range []struct {
+		host, rule, hint string
+	}{
+		{"example.com", "not in the allow list", "allow it with --allow-host example.com"},
+		{"127.0.0.1", "not in the allow list", "allow it with --allow-host 127.0.0.1:8080"},
+		{"::1", "not in the allow list", "allow it with --allow-host [::1]:8080"},
+		{"bad.test", "denied by network.deny bad.test", "the configuration's network.deny refuses it, and --allow-host cannot lift a deny"},
+		{"rebind.test", "rebind.test resolves to 127.0.0.1, an address of this machine or its link; allow 127.0.0.1 itself to reach it", ""},
+	} {
+		if v := NewViolation(tt.host, 8080, "CONNECT", tt.rule); v.Hint != tt.hint {
+			t.Errorf("%s (%s): hint %q, want %q", tt.host, tt.rule, v.Hint, tt.hint)
+		}
+	}
+	v := NewViolation(strings.Repeat("a.", 20000)+"com\x00\x1b[2J", 443, "CONNECT", "not in the allow list")
+	if len(v.Host) > maxHostLen+3 || strings.ContainsAny(v.Host, "\x00\x1b") {
+		t.Errorf("a hostile host is recorded as %d bytes: %.80q", len(v.Host), v.Host)
+	}
+}

@@ -124,16 +124,36 @@ func (m *Manager) Output(ctx context.Context, ref string, o OutputOptions) (*Out
 	}
 	r.Output, r.FromByte, r.ToByte = string(out), from, to
 
-	// New violations follow the output.
+	// New violations follow the output, at most maxRead bytes of them a
+	// read; a line longer than that (none is written so long now) is
+	// passed over rather than left to block every later one.
 	if f, err := os.Open(filepath.Join(dir, "violations.log")); err == nil {
 		if _, err := f.Seek(cur.Violations, 0); err == nil {
-			sc := bufio.NewScanner(f)
-			for sc.Scan() {
+			rd := bufio.NewReaderSize(f, maxRead)
+			for budget := maxRead; ; {
+				line, err := rd.ReadSlice('\n')
+				long := 0
+				for err == bufio.ErrBufferFull {
+					long += len(line)
+					line, err = rd.ReadSlice('\n')
+				}
+				if err != nil { // the end, or a line still being written
+					break
+				}
+				if long > 0 {
+					cur.Violations += int64(long + len(line))
+					continue
+				}
+				if len(line) > budget {
+					r.Notes = append(r.Notes, "[cshell: more violations follow; read again to see them]")
+					break
+				}
+				budget -= len(line)
+				cur.Violations += int64(len(line))
 				var v policy.Violation
-				if json.Unmarshal(sc.Bytes(), &v) == nil {
+				if json.Unmarshal(line, &v) == nil {
 					r.Violations = append(r.Violations, v)
 				}
-				cur.Violations += int64(len(sc.Bytes()) + 1)
 			}
 		}
 		f.Close()

@@ -109,9 +109,15 @@ func policyDialer(rules *policy.Rules) func(context.Context, string, int) (net.C
 	}
 }
 
-// violationLog appends violations to a shell's violations.log.
+// maxViolationsLog bounds a shell's violations.log: a command refused in a
+// loop must not fill the disk.
+const maxViolationsLog = 1 << 20
+
+// violationLog appends violations to a shell's violations.log, until it
+// holds maxViolationsLog bytes; a last line says that later ones are lost.
 func violationLog(path string) func(policy.Violation) {
 	var mu sync.Mutex
+	full := false
 	return func(v policy.Violation) {
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -119,11 +125,19 @@ func violationLog(path string) func(policy.Violation) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
+		if full {
+			return
+		}
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
 			return
 		}
 		defer f.Close()
+		if st, err := f.Stat(); err == nil && st.Size()+int64(len(b))+1 > maxViolationsLog {
+			full = true
+			b, _ = json.Marshal(policy.Violation{Time: v.Time,
+				Rule: fmt.Sprintf("violations.log is full (%d MiB): later refusals are not recorded", maxViolationsLog>>20)})
+		}
 		_, _ = f.Write(append(b, '\n'))
 	}
 }
@@ -140,6 +154,9 @@ func violationNote(w io.Writer) func(policy.Violation) {
 
 // describeViolation is the human line for a refusal.
 func describeViolation(v policy.Violation) string {
+	if v.Host == "" { // a note of the log itself
+		return v.Rule
+	}
 	s := fmt.Sprintf("refused %s %s:%d (%s)", v.Method, v.Host, v.Port, v.Rule)
 	if v.Hint != "" {
 		s += "; " + v.Hint

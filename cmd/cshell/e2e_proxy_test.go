@@ -169,3 +169,55 @@ print("sent garbage", flush=True)
 		t.Errorf("the supervisor died")
 	}
 }
+
+// TestViolationsBounded checks that a command refused in a loop with huge
+// host names cannot fill the disk or one read: violations.log stops at
+// 1 MiB with a last line saying so, a read returns at most 64 KiB of
+// violations, and a line too long to show (an old log's) is passed over.
+func TestViolationsBounded(t *testing.T) {
+	e := newBG(t)
+	flood := `python3 -c '
+import socket
+for i in range(2500):
+    s = socket.create_connection(("127.0.0.1", 3128))
+    s.sendall(b"CONNECT " + b"a." * 15000 + b"com:443 HTTP/1.1\r\n\r\n")
+    s.recv(100); s.close()
+print("flooded", flush=True)
+'; sleep 30`
+	id := e.start(flood, "--allow-host", "127.0.0.1:1")
+	log := filepath.Join(e.state, "shells", id, "violations.log")
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(e.cs("logs", id).stdout, "flooded") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the flood did not end: %q", e.cs("logs", id).stdout)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(b) > 1<<20+1024 || !strings.Contains(lines[len(lines)-1], "violations.log is full") {
+		t.Errorf("violations.log holds %d bytes in %d lines, ending %.200q", len(b), len(lines), lines[len(lines)-1])
+	}
+	o := e.output(id)
+	vs, _ := o["violations"].([]any)
+	raw, _ := json.Marshal(vs)
+	if len(vs) == 0 || len(raw) > 80<<10 {
+		t.Errorf("one read returned %d violations in %d bytes", len(vs), len(raw))
+	}
+	if v, _ := vs[0].(map[string]any); len(fmt.Sprint(v["host"])) > 300 {
+		t.Errorf("a recorded host of %d bytes", len(fmt.Sprint(v["host"])))
+	}
+
+	// An old log's over-long line does not hide what follows it.
+	id2 := e.start("sleep 30", "--allow-host", "127.0.0.1:1")
+	log2 := filepath.Join(e.state, "shells", id2, "violations.log")
+	long := `{"host":"` + strings.Repeat("a", 70000) + `","port":443,"method":"CONNECT","rule":"not in the allow list"}`
+	short := `{"host":"visible-refusal.example","port":443,"method":"CONNECT","rule":"not in the allow list"}`
+	writeFile(t, log2, long+"\n"+short+"\n")
+	if out := e.cs("output", id2).stdout; !strings.Contains(out, "visible-refusal.example") {
+		t.Errorf("the refusal after a long line is not shown: %.300q", out)
+	}
+}
