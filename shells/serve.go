@@ -100,7 +100,8 @@ func (m *Manager) Serve(ctx context.Context, o ServeOptions) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ss, err := srv.Connect(ctx, &mcp.IOTransport{Reader: o.In, Writer: o.Out}, nil)
+	in, out := checkedStdio(o.In, o.Out)
+	ss, err := srv.Connect(ctx, &mcp.IOTransport{Reader: in, Writer: out}, nil)
 	if err != nil {
 		return err
 	}

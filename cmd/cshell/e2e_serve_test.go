@@ -3,9 +3,11 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -203,4 +205,66 @@ func TestServeNoteNotices(t *testing.T) {
 	if text, _ := c.call("list_shells", map[string]any{}); strings.Contains(text, "[cshell notice]") {
 		t.Errorf("a note told twice: %q", text)
 	}
+}
+
+// TestServeSurvivesBadLines speaks JSON-RPC by hand: a line that is not one
+// JSON-RPC message gets an error reply, and the server and its shells go on.
+func TestServeSurvivesBadLines(t *testing.T) {
+	cmd := exec.Command(cshellBin, "--state-dir", t.TempDir(), "serve")
+	cmd.Dir = t.TempDir()
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	out := bufio.NewReader(outPipe)
+	send := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(in, line+"\n"); err != nil {
+			t.Fatalf("write %q: %v", line, err)
+		}
+	}
+	reply := func() map[string]any {
+		t.Helper()
+		line, err := out.ReadBytes('\n')
+		var m map[string]any
+		if err != nil || json.Unmarshal(line, &m) != nil {
+			t.Fatalf("reply %q: %v", line, err)
+		}
+		return m
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`)
+	reply()
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	marker := fmt.Sprintf("%d", 520000+os.Getpid()%10000)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep ` + marker + `","run_in_background":true}}}`)
+	if r := reply(); r["id"] != 2.0 || r["error"] != nil {
+		t.Fatalf("bash: %v", r)
+	}
+	for bad, code := range map[string]float64{
+		"hello": -32700, "[]": -32600, `{"jsonrpc":"1.0","id":7,"method":"tools/list"}`: -32600,
+		`{"jsonrpc":"2.0","id":8,"method":"x","params":Infinity}`: -32700, "42": -32600,
+	} {
+		send(bad)
+		r := reply()
+		if e, _ := r["error"].(map[string]any); e == nil || e["code"] != code {
+			t.Errorf("%s: reply %v, want error %v", bad, r, code)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_shells","arguments":{}}}`)
+	if r := reply(); r["id"] != 3.0 || !strings.Contains(fmt.Sprint(r["result"]), "running") {
+		t.Errorf("list_shells after the bad lines: %v", r)
+	}
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("serve after stdin closed: %v", err)
+	}
+	waitGone(t, "sleep "+marker, 15*time.Second)
 }
