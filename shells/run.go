@@ -25,6 +25,11 @@ import (
 // DefaultGrace is how long a TERMed shell has before it is killed.
 const DefaultGrace = 10 * time.Second
 
+// maxCommand is the longest command line: bash -c gets it as one
+// argument, and Linux caps one at 128 KiB (MAX_ARG_STRLEN) with room left
+// for the rest.
+const maxCommand = 128<<10 - 1
+
 // MaxGrace bounds the grace period a kill may ask for.
 const MaxGrace = 24 * time.Hour
 
@@ -232,8 +237,13 @@ func prepare(o RunOptions, usage string) (*prepared, error) {
 		return nil, fmt.Errorf("%w: shells are turned off by configuration (shells.enabled=false); change the config file to run commands", ErrRefused)
 	}
 	p.command = strings.Join(o.Command, " ")
-	if strings.TrimSpace(p.command) == "" {
+	switch {
+	case strings.TrimSpace(p.command) == "":
 		return nil, fmt.Errorf("%w: no command given; write %s", ErrUsage, usage)
+	case strings.ContainsRune(p.command, 0):
+		return nil, fmt.Errorf("%w: the command contains a NUL byte, which no program can receive; remove it", ErrUsage)
+	case len(p.command) > maxCommand:
+		return nil, fmt.Errorf("%w: the command is %d bytes, and the kernel passes at most %d KiB as one argument; write it to a script in the working directory and run that", ErrUsage, len(p.command), maxCommand>>10)
 	}
 	var err error
 	if p.env, err = buildEnv(os.Environ(), o.Env); err != nil {

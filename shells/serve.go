@@ -112,7 +112,11 @@ func (m *Manager) Serve(ctx context.Context, o ServeOptions) error {
 		go s.watchNotices(ctx)
 	}
 	go func() { <-ctx.Done(); ss.Close() }() // a signal ends the session
-	return ss.Wait()
+	err = ss.Wait()
+	if ctx.Err() != nil {
+		return nil // ended by a signal: as clean an end as a closed stdin
+	}
+	return err
 }
 
 // watchNotices passes on the completion notices of this server's shells.

@@ -140,6 +140,9 @@ func TestServeTools(t *testing.T) {
 		{"kill_shell", map[string]any{"shell_id": "1", "signal": "BOGUS"}, "use TERM, INT, HUP or KILL"},
 		{"bash", map[string]any{"command": ""}, "command is empty"},
 		{"bash", map[string]any{"command": 42}, "command"},
+		{"bash", map[string]any{"command": "echo a\x00b"}, "contains a NUL byte"},
+		{"bash", map[string]any{"command": "echo " + strings.Repeat("a", 140000), "run_in_background": true}, "write it to a script"},
+		{"kill_shell", map[string]any{"shell_id": "1", "grace_seconds": 1e30}, "grace_seconds"},
 	} {
 		text, isErr := c.call(tc.tool, tc.args)
 		if !isErr || !strings.Contains(text, tc.want) {
