@@ -111,6 +111,15 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 	if (argc < 3 || strcmp(argv[1], "__pid1") != 0)
 		return;
 
+	// The command runs as our user: were we dumpable, it could ptrace us
+	// (and clear the parent-death signal below, outliving the
+	// supervisor) or take our fd 3 with pidfd_getfd. The command's own
+	// exec makes it dumpable again.
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		perror("cshell init: dumpable");
+		_exit(125);
+	}
+
 	// libcontainer's parent-death signal does not survive its clones into
 	// the new namespaces: when the thread that started the container
 	// ends, the kernel kills PID 1 and with it the whole PID namespace.

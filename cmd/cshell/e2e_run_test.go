@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -424,5 +425,33 @@ func TestTmpdirIsPrivateTmp(t *testing.T) {
 	r = run(t, call{args: []string{"run", "-e", "TMPDIR=/somewhere", "--", `echo "$TMPDIR"`}, dir: t.TempDir()})
 	if r.stdout != "/somewhere\n" {
 		t.Errorf("-e TMPDIR was overridden: %q", r.stdout)
+	}
+}
+
+// TestPid1NotTraceable checks that the command cannot get hold of PID 1
+// (cshell's init, which carries the parent-death signal and, with exposes,
+// the supervisor's socket factory on fd 3): no ptrace, no pidfd_getfd, no
+// environ.
+func TestPid1NotTraceable(t *testing.T) {
+	requireLinux(t)
+	if runtime.GOARCH != "amd64" {
+		t.Skipf("the probe calls x86-64 system call numbers; this is %s", runtime.GOARCH)
+	}
+	probe := `python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+def tell(what, r):
+    print(what, "refused" if r < 0 else "ALLOWED")
+tell("pidfd_getfd", libc.syscall(438, os.pidfd_open(1), 3, 0))
+tell("ptrace", libc.syscall(101, 16, 1, 0, 0))
+try:
+    open("/proc/1/environ").read(); print("environ ALLOWED")
+except OSError:
+    print("environ refused")
+'`
+	wd := t.TempDir()
+	r := run(t, call{args: []string{"--state-dir", t.TempDir(), "run", "--expose", fmt.Sprint(freePort(t)), "--", probe}, dir: wd})
+	if r.code != 0 || r.stdout != "pidfd_getfd refused\nptrace refused\nenviron refused\n" {
+		t.Errorf("code %d out %q err %q", r.code, r.stdout, r.stderr)
 	}
 }
