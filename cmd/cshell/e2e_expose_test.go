@@ -310,8 +310,10 @@ func TestReachEndsWithShell(t *testing.T) {
 	port := freePort(t)
 	id := e.start(fmt.Sprintf("python3 -m http.server %d --bind 127.0.0.1", port), "--expose", fmt.Sprint(port), "--ready")
 	// The foreground shell tries once the test has put a host server on
-	// the port (the go file appears in its working directory).
-	probe := fmt.Sprintf(`echo waiting; while [ ! -e go ]; do sleep 0.05; done
+	// the port (the go file appears in its working directory). The relay
+	// inside it accepts and then drops the connection, so a write can
+	// race the close: SIGPIPE is ignored so that bash reports it and goes on.
+	probe := fmt.Sprintf(`trap '' PIPE; echo waiting; while [ ! -e go ]; do sleep 0.05; done
 exec 3<>/dev/tcp/127.0.0.1/%d && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && cat <&3; echo done`, port)
 	fg := start(t, call{args: []string{"--state-dir", e.state, "run", "--", probe}, dir: e.wd})
 	fg.out.waitFor(t, "waiting", 10*time.Second)
@@ -334,8 +336,8 @@ exec 3<>/dev/tcp/127.0.0.1/%d && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && cat <&3;
 		}
 	}()
 	writeFile(t, filepath.Join(e.wd, "go"), "")
-	fg.wait(t, 20*time.Second)
+	code := fg.wait(t, 20*time.Second)
 	if out := fg.out.text(); strings.Contains(out, "host-secret") || !strings.Contains(out, "done") {
-		t.Errorf("the foreground shell after the background one ended: %q", out)
+		t.Errorf("the foreground shell after the background one ended: exit %d, %q", code, out)
 	}
 }
