@@ -393,3 +393,112 @@ func TestRelayConnectTimesOut(t *testing.T) {
 	defer c.Close()
 	expectEnd(t, c) // the timer ticks every second: within 3 s
 }
+
+// TestSpinnerBacksOff: a poll that runs out without an event makes the
+// next ones be skipped, more of them each time; one that finds an event
+// starts over.
+func TestSpinnerBacksOff(t *testing.T) {
+	if spinCPUs < 2 {
+		t.Skip("the spinner never spins on a single CPU")
+	}
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(ep)
+	ev, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(ev)
+	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, ev, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(ev)}); err != nil {
+		t.Fatal(err)
+	}
+	events := make([]unix.EpollEvent, 4)
+	var s spinner
+	// spins reports how many of k polls in a row spun (ran for spinFor).
+	spins := func(k int) int {
+		n := 0
+		for range k {
+			t0 := time.Now()
+			if got, err := s.poll(ep, events); got != 0 || err != nil {
+				t.Fatalf("poll of an empty set: %d events, %v", got, err)
+			}
+			if time.Since(t0) >= spinFor {
+				n++
+			}
+		}
+		return n
+	}
+	// Misses: spin, skip 1, spin, skip 3, spin, skip 7.
+	if n := spins(1 + 1 + 1 + 3 + 1 + 7); n != 3 {
+		t.Errorf("%d of 14 polls spun, want 3 (after misses 1, 3, 7 are skipped)", n)
+	}
+	if s.misses != 3 {
+		t.Errorf("misses %d, want 3", s.misses)
+	}
+	// At most 63 are skipped in a row.
+	for range 500 {
+		s.poll(ep, events)
+	}
+	if s.skip > 63 {
+		t.Errorf("skip %d, want at most 63", s.skip)
+	}
+	// An event that comes while it spins is returned and resets the count.
+	s = spinner{}
+	go func() {
+		time.Sleep(spinFor / 5)
+		one := [8]byte{1}
+		unix.Write(ev, one[:])
+	}()
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		n, err := s.poll(ep, events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the event never came")
+		}
+	}
+	if s.misses != 0 || s.skip != 0 {
+		t.Errorf("after an event: misses %d skip %d, want 0 0", s.misses, s.skip)
+	}
+}
+
+// TestRelaySleepsWhenIdle: after a burst of requests the loop spins a
+// moment and then sleeps; it does not burn a CPU while nothing moves.
+func TestRelaySleepsWhenIdle(t *testing.T) {
+	backend := startServer(t, func(c net.Conn) { io.Copy(c, c); c.Close() }) // echo
+	front, _ := startRelay(t, addrPort(t, backend))
+	c, err := net.Dial("tcp", front)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	b := make([]byte, 1)
+	for range 200 { // a keep-alive ping-pong through the relay
+		if _, err := c.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cpu := func() time.Duration {
+		var ru unix.Rusage
+		if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	time.Sleep(50 * time.Millisecond)
+	before := cpu()
+	const idle = 500 * time.Millisecond
+	time.Sleep(idle)
+	if used := cpu() - before; used > idle/5 {
+		t.Errorf("the process used %s of CPU in %s with the connection idle", used, idle)
+	}
+}
