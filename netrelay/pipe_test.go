@@ -94,6 +94,12 @@ func openFDs(t *testing.T, prefix string) int {
 	return n
 }
 
+// echoBack sends back what it reads until the client closes.
+func echoBack(c net.Conn) {
+	io.Copy(c, c)
+	c.Close()
+}
+
 func readAllThenReply(c net.Conn) {
 	defer c.Close()
 	b, _ := io.ReadAll(c)

@@ -260,7 +260,7 @@ func TestProxyConnectionCap(t *testing.T) {
 }
 
 func TestProxyClosesIdleTunnels(t *testing.T) {
-	up := startServer(t, func(c net.Conn) { io.Copy(c, c); c.Close() }) // echo
+	up := startServer(t, echoBack)
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	p := &Proxy{
 		Dial: func(ctx context.Context, host string, port int) (net.Conn, error) {
