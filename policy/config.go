@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/cshell/cshell/internal/safefs"
 )
 
 // ProjectFile is the name of the per-project configuration file, looked up
@@ -36,6 +38,7 @@ type Config struct {
 	Shells     ShellsConfig     `json:"shells"`
 	Network    NetworkConfig    `json:"network"`
 	Filesystem FilesystemConfig `json:"filesystem"`
+	Env        EnvConfig        `json:"env"`
 
 	// writeRoots, set by Layer when the project file lists allowWrite,
 	// are the global file's allowWrite entries: every project entry must
@@ -62,6 +65,12 @@ type NetworkConfig struct {
 type FilesystemConfig struct {
 	AllowWrite []string `json:"allowWrite,omitempty"`
 	DenyRead   []string `json:"denyRead,omitempty"`
+}
+
+// EnvConfig names variables of cshell's own environment that reach every
+// shell, beyond the built-in allowlist (see EnvAllowed).
+type EnvConfig struct {
+	Pass []string `json:"pass,omitempty"` // names; a trailing * matches a prefix
 }
 
 // Enabled reports whether shells may run at all (default true).
@@ -127,6 +136,7 @@ var schema = map[string]map[string]bool{
 	"shells":     {"enabled": true, "maxConcurrent": true, "notify": true, "maxLogBytes": true},
 	"network":    {"allow": true, "deny": true},
 	"filesystem": {"allowWrite": true, "denyRead": true},
+	"env":        {"pass": true},
 }
 
 // checkKeys refuses keys that are not settings, at their position.
@@ -139,7 +149,7 @@ func checkKeys(v hujson.Value, schema map[string]map[string]bool, _ string) *fie
 		key := memberName(m)
 		leaves, known := schema[key]
 		if !known {
-			return &fieldError{offset: m.Name.StartOffset, msg: fmt.Sprintf("unknown setting %q (settings: shells, network, filesystem)", key)}
+			return &fieldError{offset: m.Name.StartOffset, msg: fmt.Sprintf("unknown setting %q (settings: shells, network, filesystem, env)", key)}
 		}
 		obj, ok := m.Value.Value.(*hujson.Object)
 		if !ok {
@@ -201,6 +211,11 @@ func (c *Config) validate() *fieldError {
 	for i, h := range c.Network.Deny {
 		if _, err := ParseHostPattern(h); err != nil {
 			return invalid(fmt.Sprintf("/network/deny/%d", i), "network.deny: %v", err)
+		}
+	}
+	for i, k := range c.Env.Pass {
+		if err := CheckEnvPattern(k); err != nil {
+			return invalid(fmt.Sprintf("/env/pass/%d", i), "env.pass: %v", err)
 		}
 	}
 	for _, list := range []struct {
@@ -281,12 +296,29 @@ func Load(globalPath string, explicit bool, projectDir string) (*Config, []strin
 	return c, warnings, nil
 }
 
+// MaxFileSize bounds a configuration file. A project's .cshell.json may
+// have been written by a shell: it is read only when it is a regular file
+// (never through a symlink, never a FIFO or a device) of at most this size.
+const MaxFileSize = 1 << 20
+
+// ErrUnsafeFile marks a configuration file that is not read: a link, a
+// FIFO, a device, a directory, or larger than MaxFileSize. Callers treat
+// it as a refusal (exit 1), not as bad input.
+var ErrUnsafeFile = errors.New("configuration file not read")
+
 func readFile(path string, mustExist bool) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefs.ReadRegular(path, MaxFileSize)
 	if errors.Is(err, fs.ErrNotExist) && !mustExist {
 		return nil, nil
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, safefs.ErrSymlink):
+		return nil, fmt.Errorf("%w: %s is a symbolic link; cshell reads configuration only from a regular file (a shell may have planted it): remove it or replace it with the file", ErrUnsafeFile, path)
+	case errors.Is(err, safefs.ErrNotRegular):
+		return nil, fmt.Errorf("%w: %s is not a regular file (%v); remove it", ErrUnsafeFile, path, errors.Unwrap(errors.Unwrap(err)))
+	case errors.Is(err, safefs.ErrTooLarge):
+		return nil, fmt.Errorf("%w: %s is larger than %d KiB, which no configuration needs; remove it or trim it", ErrUnsafeFile, path, MaxFileSize>>10)
+	case err != nil:
 		return nil, fmt.Errorf("%w: read %s: %v", ErrConfig, path, errors.Unwrap(err))
 	}
 	return Parse(path, data)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -553,16 +554,16 @@ func TestLoad(t *testing.T) {
 func TestLoadUnreadable(t *testing.T) {
 	dir := t.TempDir()
 	_, _, err := Load(dir, false, "") // a directory
-	if err == nil || !errors.Is(err, ErrConfig) {
-		t.Fatalf("Load(directory) = %v, want an ErrConfig error", err)
+	if err == nil || !errors.Is(err, ErrUnsafeFile) {
+		t.Fatalf("Load(directory) = %v, want an ErrUnsafeFile error", err)
 	}
 	proj := t.TempDir()
 	if err := os.Mkdir(filepath.Join(proj, ProjectFile), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err = Load(filepath.Join(dir, "missing.json"), false, proj)
-	if err == nil || !errors.Is(err, ErrConfig) {
-		t.Fatalf("Load with a directory as project file = %v, want an ErrConfig error", err)
+	if err == nil || !errors.Is(err, ErrUnsafeFile) {
+		t.Fatalf("Load with a directory as project file = %v, want an ErrUnsafeFile error", err)
 	}
 }
 
@@ -637,4 +638,30 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("round trip changed the config:\n%+v\n%+v", c, c2)
 		}
 	})
+}
+
+func TestEnvPassLayering(t *testing.T) {
+	global := &Config{Env: EnvConfig{Pass: []string{"FOO", "BAR_*"}}}
+	c, warn := Layer(global, &Config{Env: EnvConfig{Pass: []string{"FOO", "GITHUB_TOKEN"}}}, ProjectFile)
+	if !slices.Equal(c.Env.Pass, []string{"FOO"}) || len(warn) != 1 || !strings.Contains(warn[0], `env.pass entry "GITHUB_TOKEN"`) {
+		t.Errorf("pass %v warnings %q", c.Env.Pass, warn)
+	}
+	if _, err := Parse("c.json", []byte(`{"env": {"pass": ["A*B"]}}`)); !errors.Is(err, ErrConfig) {
+		t.Errorf("a * inside a pattern: %v", err)
+	}
+	for _, k := range []string{"BAR_X", "PATH", "LC_ALL", "FOO"} {
+		if !EnvAllowed(k, global.Env.Pass) {
+			t.Errorf("%s not passed", k)
+		}
+	}
+	for _, k := range []string{"GITHUB_TOKEN", "SSH_AUTH_SOCK", "BAR", "LC"} {
+		if EnvAllowed(k, global.Env.Pass) {
+			t.Errorf("%s passed", k)
+		}
+	}
+	for _, k := range []string{"", "A=B", "A\nB", "A B", "A\x01"} {
+		if CheckEnvKey(k) == nil {
+			t.Errorf("key %q accepted", k)
+		}
+	}
 }

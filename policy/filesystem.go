@@ -11,11 +11,22 @@ import (
 	"syscall"
 )
 
-// DefaultHidden are the secrets hidden in every shell, relative to $HOME.
+// DefaultHidden are the secrets hidden in every shell, relative to each
+// home directory ($HOME, and the passwd database's when it differs). A
+// trailing slash marks a directory. One that does not exist is made empty
+// at the start (see Filesystem.Missing), unless its parent is missing too,
+// so that a secret written there while the shell runs stays hidden.
 var DefaultHidden = []string{
-	".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker",
-	".netrc", ".git-credentials",
+	".ssh/", ".gnupg/", ".aws/", ".azure/", ".config/gcloud/", ".kube/", ".docker/",
+	".netrc", ".git-credentials", ".config/gh/hosts.yml", ".cargo/credentials.toml",
+	".vault-token", ".pgpass",
 }
+
+// hiddenIfPresent are secrets hidden when they exist but never made:
+// cargo reads the old credentials file in preference to the new one, so
+// an empty one made here would hide the user's real credentials from cargo
+// itself.
+var hiddenIfPresent = []string{".cargo/credentials"}
 
 // ErrPath marks a path given by the user that cannot be used (missing,
 // relative ~user form…); callers treat it as bad input.
@@ -23,18 +34,22 @@ var ErrPath = errors.New("bad path")
 
 // FilesystemRequest is what the user asked for, before any path is resolved.
 type FilesystemRequest struct {
-	Home    string // the invoking user's home directory
-	Cwd     string // where cshell was started
-	Workdir string // -w; empty means Cwd
-	RW      []string
-	RO      []string
-	Hide    []string
-	Config  *Config // may be nil
-	// Private are cshell's own directories (its state dir): hidden in
+	Home       string // the invoking user's home directory ($HOME)
+	PasswdHome string // the home the passwd database names, when it differs
+	Cwd        string // where cshell was started
+	Workdir    string // -w; empty means Cwd
+	RW         []string
+	RO         []string
+	Hide       []string
+	Config     *Config // may be nil
+	// Private are cshell's own directories (its state dirs): hidden in
 	// every shell, since they hold the other shells' logs and the sockets
 	// that stop them. The working directory and writable paths may not be
 	// inside one.
 	Private []string
+	// Protect are cshell's own paths a shell may read but never change
+	// (its configuration), even inside a writable path.
+	Protect []string
 }
 
 // Filesystem is the resolved filesystem view of one shell: absolute,
@@ -44,12 +59,25 @@ type Filesystem struct {
 	Workdir string   // writable; the command starts here
 	Write   []string // more writable paths
 	Read    []string // read-only paths (inside writable ones, or in private /tmp)
-	Hide    []string // unreadable; existing paths only
+	Hide    []string // unreadable; existing paths
+	// Missing are hidden paths that do not exist yet: the sandbox makes
+	// each (empty, without following links) before it hides it.
+	Missing []MissingPath
 
 	// Warnings name the project's allowWrite entries that were ignored
 	// because they lead, through a symlink, out of the global ones.
 	Warnings []string
 }
+
+// MissingPath is a hidden path to make before hiding it.
+type MissingPath struct {
+	Path string `json:"path"`
+	Dir  bool   `json:"dir"` // a directory, else an empty file
+}
+
+// ErrLinkedPath marks a -w, --rw or --ro path that goes through a symbolic
+// link a shell could have planted: refused rather than followed.
+var ErrLinkedPath = errors.New("path through a symbolic link")
 
 // NewFilesystem resolves a request. Paths named on the command line must
 // exist; configured ones that do not exist are skipped, since a global file
@@ -60,7 +88,7 @@ func NewFilesystem(r FilesystemRequest) (Filesystem, error) {
 	if wd == "" {
 		wd = r.Cwd
 	}
-	wd, err := resolve(wd, r.Home, r.Cwd, "working directory")
+	wd, err := resolveOwn(wd, r.Home, r.Cwd, "working directory", "-w")
 	if err != nil {
 		return fsys, err
 	}
@@ -70,26 +98,22 @@ func NewFilesystem(r FilesystemRequest) (Filesystem, error) {
 	fsys.Workdir = wd
 
 	for _, p := range r.RW {
-		rp, err := resolve(p, r.Home, r.Cwd, "--rw")
+		rp, err := resolveOwn(p, r.Home, r.Cwd, "--rw", "--rw")
 		if err != nil {
 			return fsys, err
 		}
 		fsys.Write = appendNew(fsys.Write, rp)
 	}
 	for _, p := range r.RO {
-		rp, err := resolve(p, r.Home, r.Cwd, "--ro")
+		rp, err := resolveOwn(p, r.Home, r.Cwd, "--ro", "--ro")
 		if err != nil {
 			return fsys, err
 		}
 		fsys.Read = appendNew(fsys.Read, rp)
 	}
-	for _, p := range r.Hide {
-		rp, err := resolveMaybe(p, r.Home, r.Cwd, "--hide")
-		if err != nil {
-			return fsys, err
-		}
-		if rp != "" {
-			fsys.Hide = appendNew(fsys.Hide, rp)
+	for _, p := range r.Protect {
+		if rp, err := resolveMaybe(p, r.Home, r.Cwd, "configuration"); err == nil && rp != "" {
+			fsys.Read = appendNew(fsys.Read, rp)
 		}
 	}
 	var cfgWrite, cfgHide, roots []string
@@ -116,19 +140,38 @@ func NewFilesystem(r FilesystemRequest) (Filesystem, error) {
 			fsys.Warnings = append(fsys.Warnings, fmt.Sprintf("%s: ignored filesystem.allowWrite entry %q: it leads to %s, which is not writable globally; a project file may only tighten the global configuration", ProjectFile, p, rp))
 		}
 	}
-	hidden := slices.Clone(cfgHide)
-	if r.Home != "" {
-		for _, h := range DefaultHidden {
-			hidden = append(hidden, filepath.Join(r.Home, h))
+	hide := func(p, what string, make bool) error {
+		rp, missing, err := resolveHidden(p, r.Home, r.Cwd, what)
+		switch {
+		case err != nil:
+			return err
+		case rp != "":
+			fsys.Hide = appendNew(fsys.Hide, rp)
+		case missing != nil && make && !slices.Contains(fsys.Missing, *missing):
+			fsys.Missing = append(fsys.Missing, *missing)
 		}
+		return nil
 	}
-	for _, p := range hidden {
-		rp, err := resolveMaybe(p, r.Home, r.Cwd, "filesystem.denyRead")
-		if err != nil {
+	for _, p := range r.Hide {
+		if err := hide(p, "--hide", true); err != nil {
 			return fsys, err
 		}
-		if rp != "" {
-			fsys.Hide = appendNew(fsys.Hide, rp)
+	}
+	for _, p := range cfgHide {
+		if err := hide(p, "filesystem.denyRead", true); err != nil {
+			return fsys, err
+		}
+	}
+	for _, home := range uniqueHomes(r.Home, r.PasswdHome) {
+		for _, h := range DefaultHidden {
+			if err := hide(filepath.Join(home, h)+suffixOf(h), "the default hidden list", true); err != nil {
+				return fsys, err
+			}
+		}
+		for _, h := range hiddenIfPresent {
+			if err := hide(filepath.Join(home, h), "the default hidden list", false); err != nil {
+				return fsys, err
+			}
 		}
 	}
 	for _, p := range r.Private {
@@ -154,6 +197,99 @@ func NewFilesystem(r FilesystemRequest) (Filesystem, error) {
 	})
 	fsys.Read = slices.DeleteFunc(fsys.Read, func(p string) bool { return slices.Contains(fsys.Hide, p) })
 	return fsys, nil
+}
+
+// suffixOf keeps a directory entry's trailing slash through Join.
+func suffixOf(p string) string {
+	if strings.HasSuffix(p, "/") {
+		return "/"
+	}
+	return ""
+}
+
+// uniqueHomes lists the home directories to hide secrets in.
+func uniqueHomes(homes ...string) []string {
+	var out []string
+	for _, h := range homes {
+		if h == "" {
+			continue
+		}
+		if rp, err := filepath.EvalSymlinks(h); err == nil {
+			h = rp
+		}
+		if filepath.Clean(h) != "/" {
+			out = appendNew(out, filepath.Clean(h))
+		}
+	}
+	return out
+}
+
+// resolveHidden resolves a hidden path. One that does not exist comes
+// back as the path to make, when its parent directory exists: a trailing
+// slash says it is a directory.
+func resolveHidden(p, home, cwd, what string) (string, *MissingPath, error) {
+	rp, err := resolveMaybe(p, home, cwd, what)
+	if err != nil || rp != "" {
+		return rp, nil, err
+	}
+	ap, err := ExpandPath(p, home, cwd)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", what, err)
+	}
+	parent, err := filepath.EvalSymlinks(filepath.Dir(ap))
+	if err != nil {
+		return "", nil, nil // the parent is missing too: nothing to make it in
+	}
+	if st, err := os.Stat(parent); err != nil || !st.IsDir() || parent == "/" {
+		return "", nil, nil
+	}
+	if _, err := os.Lstat(filepath.Join(parent, filepath.Base(ap))); err == nil {
+		return "", nil, nil // a dangling link: what it names is not made
+	}
+	return "", &MissingPath{Path: filepath.Join(parent, filepath.Base(ap)), Dir: strings.HasSuffix(p, "/")}, nil
+}
+
+// resolveOwn resolves a path the user named for a shell to work in (-w,
+// --rw, --ro): it must exist, and no symbolic link on the way may be one
+// that a shell could have planted (see plantable): such a path is refused
+// with ErrLinkedPath, not followed.
+func resolveOwn(p, home, cwd, what, flag string) (string, error) {
+	ap, err := ExpandPath(p, home, cwd)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	if err := checkLinks(p, ap, flag); err != nil {
+		return "", err
+	}
+	return resolve(p, home, cwd, what)
+}
+
+// checkLinks walks ap from the root and refuses the first symbolic link
+// on the way that a shell could have planted.
+func checkLinks(asGiven, ap, flag string) error {
+	cur := "/"
+	for _, part := range strings.Split(strings.TrimPrefix(ap, "/"), "/") {
+		if part == "" {
+			continue
+		}
+		next := filepath.Join(cur, part)
+		st, err := os.Lstat(next)
+		if err != nil {
+			return nil // missing: resolve says so
+		}
+		if st.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		target, _ := os.Readlink(next)
+		if cur != "/" && plantable(next, st) {
+			return fmt.Errorf("%w: %s %s: %s is a symbolic link (to %s) in a place a shell could write, so it may have been planted; give the path it leads to if you trust it", ErrLinkedPath, flag, asGiven, next, target)
+		}
+		if cur, err = filepath.EvalSymlinks(next); err != nil {
+			return nil
+		}
+	}
+	return nil
 }
 
 // ExpandPath expands a leading ~ or ~/ to home and makes p absolute against

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"errors"
 	"os"
 	"path/filepath"
@@ -106,6 +107,7 @@ func TestNewFilesystem(t *testing.T) {
 		// want gives the expected result; Hide defaults to defaultHide.
 		want    func(f fsFixture) Filesystem
 		wantErr bool
+		errIs   error // the error wrapped, when not ErrPath
 	}{
 		{
 			name: "defaults",
@@ -134,20 +136,18 @@ func TestNewFilesystem(t *testing.T) {
 			},
 		},
 		{
-			name: "workdir through a symlink",
-			req:  func(f fsFixture, r *FilesystemRequest) { r.Workdir = "link" },
-			want: func(f fsFixture) Filesystem {
-				return Filesystem{Workdir: filepath.Join(f.cwd, "data"), Hide: f.defaultHide()}
-			},
+			name:    "workdir through a symlink a shell could have planted",
+			req:     func(f fsFixture, r *FilesystemRequest) { r.Workdir = "link" },
+			wantErr: true, errIs: ErrLinkedPath,
 		},
 		{name: "missing workdir", req: func(f fsFixture, r *FilesystemRequest) { r.Workdir = "nope" }, wantErr: true},
 		{name: "missing cwd as workdir", req: func(f fsFixture, r *FilesystemRequest) { r.Cwd = filepath.Join(f.root, "gone") }, wantErr: true},
 		{name: "workdir is a file", req: func(f fsFixture, r *FilesystemRequest) { r.Workdir = "file.txt" }, wantErr: true},
-		{name: "workdir dangling symlink", req: func(f fsFixture, r *FilesystemRequest) { r.Workdir = "dangling" }, wantErr: true},
+		{name: "workdir dangling symlink", req: func(f fsFixture, r *FilesystemRequest) { r.Workdir = "dangling" }, wantErr: true, errIs: ErrLinkedPath},
 		{name: "workdir ~user", req: func(f fsFixture, r *FilesystemRequest) { r.Workdir = "~root" }, wantErr: true},
 		{name: "workdir root", req: func(f fsFixture, r *FilesystemRequest) { r.Workdir = "/" }, wantErr: true},
 		{name: "workdir root spelt /..", req: func(f fsFixture, r *FilesystemRequest) { r.Workdir = "/.." }, wantErr: true},
-		{name: "workdir symlink to root", req: func(f fsFixture, r *FilesystemRequest) { r.Workdir = "rootlink" }, wantErr: true},
+		{name: "workdir symlink to root", req: func(f fsFixture, r *FilesystemRequest) { r.Workdir = "rootlink" }, wantErr: true, errIs: ErrLinkedPath},
 		{name: "cwd root", req: func(f fsFixture, r *FilesystemRequest) { r.Cwd = "/" }, wantErr: true},
 		{
 			name: "rw and ro",
@@ -165,16 +165,19 @@ func TestNewFilesystem(t *testing.T) {
 			},
 		},
 		{
-			name: "rw symlink resolves to the target",
-			req:  func(f fsFixture, r *FilesystemRequest) { r.RW = []string{"abslink"} },
-			want: func(f fsFixture) Filesystem {
-				return Filesystem{Workdir: f.cwd, Write: []string{filepath.Join(f.home, "work")}, Hide: f.defaultHide()}
-			},
+			name:    "rw through a symlink a shell could have planted",
+			req:     func(f fsFixture, r *FilesystemRequest) { r.RW = []string{"abslink"} },
+			wantErr: true, errIs: ErrLinkedPath,
+		},
+		{
+			name:    "ro through a symlink a shell could have planted",
+			req:     func(f fsFixture, r *FilesystemRequest) { r.RO = []string{"link/x"} },
+			wantErr: true, errIs: ErrLinkedPath,
 		},
 		{
 			name: "rw spellings of one directory are listed once",
 			req: func(f fsFixture, r *FilesystemRequest) {
-				r.RW = []string{"data", "./data/", "link", filepath.Join(f.cwd, "src", "..", "data")}
+				r.RW = []string{"data", "./data/", filepath.Join(f.cwd, "src", "..", "data")}
 			},
 			want: func(f fsFixture) Filesystem {
 				return Filesystem{Workdir: f.cwd, Write: []string{filepath.Join(f.cwd, "data")}, Hide: f.defaultHide()}
@@ -182,16 +185,16 @@ func TestNewFilesystem(t *testing.T) {
 		},
 		{name: "missing rw", req: func(f fsFixture, r *FilesystemRequest) { r.RW = []string{"data", "nope"} }, wantErr: true},
 		{name: "missing ro", req: func(f fsFixture, r *FilesystemRequest) { r.RO = []string{"nope"} }, wantErr: true},
-		{name: "dangling rw", req: func(f fsFixture, r *FilesystemRequest) { r.RW = []string{"dangling"} }, wantErr: true},
+		{name: "dangling rw", req: func(f fsFixture, r *FilesystemRequest) { r.RW = []string{"dangling"} }, wantErr: true, errIs: ErrLinkedPath},
 		{name: "rw ~user", req: func(f fsFixture, r *FilesystemRequest) { r.RW = []string{"~root/x"} }, wantErr: true},
 		{name: "rw ~ without home", req: func(f fsFixture, r *FilesystemRequest) { r.Home = ""; r.RW = []string{"~/work"} }, wantErr: true},
 		{name: "rw root", req: func(f fsFixture, r *FilesystemRequest) { r.RW = []string{"/"} }, wantErr: true},
-		{name: "rw symlink to root", req: func(f fsFixture, r *FilesystemRequest) { r.RW = []string{"rootlink"} }, wantErr: true},
+		{name: "rw symlink to root", req: func(f fsFixture, r *FilesystemRequest) { r.RW = []string{"rootlink"} }, wantErr: true, errIs: ErrLinkedPath},
 		{name: "ro root", req: func(f fsFixture, r *FilesystemRequest) { r.RO = []string{"/"} }, wantErr: true},
 		{name: "hide root", req: func(f fsFixture, r *FilesystemRequest) { r.Hide = []string{"/"} }, wantErr: true},
 		{name: "hide ~user", req: func(f fsFixture, r *FilesystemRequest) { r.Hide = []string{"~root"} }, wantErr: true},
 		{
-			name: "missing hide skipped",
+			name: "missing hide made, dangling link skipped",
 			req: func(f fsFixture, r *FilesystemRequest) {
 				r.Hide = []string{"nope", "dangling", "~/secret", "~/.ssh"}
 			},
@@ -229,9 +232,9 @@ func TestNewFilesystem(t *testing.T) {
 			},
 		},
 		{
-			name: "hidden through a symlink and rw: only hidden",
-			req:  func(f fsFixture, r *FilesystemRequest) { r.RW = []string{"hiddenlnk"} },
-			want: func(f fsFixture) Filesystem { return Filesystem{Workdir: f.cwd, Hide: f.defaultHide()} },
+			name:    "hidden through a symlink and rw: refused",
+			req:     func(f fsFixture, r *FilesystemRequest) { r.RW = []string{"hiddenlnk"} },
+			wantErr: true, errIs: ErrLinkedPath,
 		},
 		{
 			name: "--hide and rw: only hidden",
@@ -251,7 +254,7 @@ func TestNewFilesystem(t *testing.T) {
 			name: "ro and rw: only ro",
 			req: func(f fsFixture, r *FilesystemRequest) {
 				r.RW = []string{"data", "src"}
-				r.RO = []string{"link"}
+				r.RO = []string{"data"}
 			},
 			want: func(f fsFixture) Filesystem {
 				return Filesystem{
@@ -310,8 +313,8 @@ func TestNewFilesystem(t *testing.T) {
 				if err == nil {
 					fatalf("NewFilesystem = %+v, want an error", got)
 				}
-				if !errors.Is(err, ErrPath) {
-					fatalf("error %q does not wrap ErrPath", err)
+				if want := cmp.Or(tt.errIs, ErrPath); !errors.Is(err, want) {
+					fatalf("error %q does not wrap %v", err, want)
 				}
 				return
 			}
@@ -319,6 +322,9 @@ func TestNewFilesystem(t *testing.T) {
 				fatalf("NewFilesystem: %v", err)
 			}
 			want := tt.want(f)
+			if want.Missing == nil {
+				got.Missing = nil // TestMissingHiddenPaths checks them
+			}
 			sortFS(&got)
 			sortFS(&want)
 			if !reflect.DeepEqual(got, want) {
@@ -450,5 +456,83 @@ func TestPrivateDirs(t *testing.T) {
 		if _, err := NewFilesystem(req); !errors.Is(err, ErrPath) {
 			t.Errorf("%+v: err %v, want ErrPath", req, err)
 		}
+	}
+}
+
+// TestMissingHiddenPaths checks that hidden paths that do not exist are
+// listed to be made (a trailing slash: a directory), in every home, and
+// that nothing is made where the parent is missing or a link dangles.
+func TestMissingHiddenPaths(t *testing.T) {
+	f := newFSFixture(t)
+	other := filepath.Join(f.root, "passwd-home")
+	if err := os.MkdirAll(filepath.Join(other, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := NewFilesystem(FilesystemRequest{Home: f.home, PasswdHome: other, Cwd: f.cwd,
+		Hide: []string{"newdir/", "newfile", "no/parent", "dangling"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []MissingPath{
+		{Path: filepath.Join(f.cwd, "newdir"), Dir: true},
+		{Path: filepath.Join(f.cwd, "newfile")},
+		{Path: filepath.Join(f.home, ".gnupg"), Dir: true},
+		{Path: filepath.Join(f.home, ".config", "gcloud"), Dir: true},
+		{Path: filepath.Join(f.home, ".vault-token")},
+		{Path: filepath.Join(other, ".aws"), Dir: true},
+		{Path: filepath.Join(other, ".pgpass")},
+	}
+	for _, w := range want {
+		if !slices.Contains(fsys.Missing, w) {
+			t.Errorf("missing %+v not listed: %+v", w, fsys.Missing)
+		}
+	}
+	for _, m := range fsys.Missing {
+		if strings.Contains(m.Path, "no/parent") || strings.HasSuffix(m.Path, "dangling") ||
+			strings.Contains(m.Path, ".cargo") || strings.HasPrefix(m.Path, filepath.Join(other, ".config")) {
+			t.Errorf("%+v listed: its parent is missing, or it is a dangling link", m)
+		}
+	}
+	if !slices.Contains(fsys.Hide, filepath.Join(other, ".ssh")) {
+		t.Errorf("the passwd home's .ssh is not hidden: %v", fsys.Hide)
+	}
+}
+
+// TestLinksNoShellCouldPlant checks that a link a shell could not have
+// made (not this user's, in a directory this user cannot write) is
+// followed. Root makes such a link by giving it and its directory away.
+func TestLinksNoShellCouldPlant(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making a link owned by someone else needs root; the unprivileged run checks the refusal")
+	}
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, sys := filepath.Join(root, "target"), filepath.Join(root, "system")
+	for _, d := range []string{target, sys} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(sys, "link")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(link, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(sys, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := NewFilesystem(FilesystemRequest{Cwd: root, Workdir: link})
+	if err != nil || fsys.Workdir != target {
+		t.Errorf("workdir through a link no shell could plant: %q %v", fsys.Workdir, err)
+	}
+	if err := os.Chmod(sys, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewFilesystem(FilesystemRequest{Cwd: root, Workdir: link}); !errors.Is(err, ErrLinkedPath) {
+		t.Errorf("a link in a directory anyone may write: %v", err)
 	}
 }

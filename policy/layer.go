@@ -17,6 +17,7 @@ func Layer(global, project *Config, projectName string) (*Config, []string) {
 	out.Network.Deny = slices.Clone(global.Network.Deny)
 	out.Filesystem.AllowWrite = slices.Clone(global.Filesystem.AllowWrite)
 	out.Filesystem.DenyRead = slices.Clone(global.Filesystem.DenyRead)
+	out.Env.Pass = slices.Clone(global.Env.Pass)
 	var warn []string
 	ignore := func(format string, a ...any) {
 		warn = append(warn, fmt.Sprintf("%s: ignored %s: a project file may only tighten the global configuration", projectName, fmt.Sprintf(format, a...)))
@@ -72,6 +73,20 @@ func Layer(global, project *Config, projectName string) (*Config, []string) {
 		}
 		out.Filesystem.AllowWrite = kept
 		out.writeRoots = append([]string{}, global.Filesystem.AllowWrite...)
+	}
+	if project.Env.Pass != nil {
+		// Passing a variable loosens: a project may keep only what the
+		// global file passes (a .cshell.json written by a shell must not
+		// reach the caller's tokens).
+		var kept []string
+		for _, k := range project.Env.Pass {
+			if slices.Contains(global.Env.Pass, k) {
+				kept = append(kept, k)
+			} else {
+				ignore("env.pass entry %q (not passed globally)", k)
+			}
+		}
+		out.Env.Pass = kept
 	}
 	for _, h := range project.Network.Deny { // denying more only tightens
 		if !slices.Contains(out.Network.Deny, h) {

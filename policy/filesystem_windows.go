@@ -1,0 +1,6 @@
+package policy
+
+import "io/fs"
+
+// plantable is false on Windows: no container shell plants links there.
+func plantable(string, fs.FileInfo) bool { return false }
