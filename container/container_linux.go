@@ -17,6 +17,8 @@ import (
 	"github.com/opencontainers/runc/libcontainer/specconv"
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
+
+	"github.com/cshell/cshell/policy"
 )
 
 // containerSupported is true: Linux has the namespaces a container needs.
@@ -77,7 +79,7 @@ func (r *containerRunner) Isolation() Isolation { return Container }
 func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	spec, err := r.spec(s)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSandbox, err)
+		return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 	}
 	rootless := os.Geteuid() != 0
 	cfg, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
@@ -287,7 +289,11 @@ func (r *containerRunner) spec(s *Spec) (*specs.Spec, error) {
 }
 
 // binds lists the bind mounts: each top-level host directory read-only,
-// then the policy's paths, shallowest first so that deeper ones land on top.
+// then the policy's paths, shallowest first so that deeper ones land on
+// top. Every directory on the way from a writable mount
+// down to a deeper mount becomes a mount point itself, so that no shell
+// can rename it and carry a hidden path, cshell's state or a read-only
+// path away with it (rename(2) refuses a mount point: EBUSY).
 func (r *containerRunner) binds(s *Spec) ([]specs.Mount, error) {
 	ro := []string{"rbind", "rro", "nosuid", "nodev"}
 	rw := []string{"rbind", "rw", "nosuid", "nodev"}
@@ -306,37 +312,138 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, error) {
 		}
 		top = append(top, specs.Mount{Destination: name, Type: "bind", Source: name, Options: ro})
 	}
-	var extra []specs.Mount
-	add := func(p string, opts []string) {
-		extra = append(extra, specs.Mount{Destination: p, Type: "bind", Source: p, Options: opts})
+	type bind struct {
+		path     string
+		writable bool
 	}
-	add(s.FS.Workdir, rw)
+	var policy []bind
+	policy = append(policy, bind{s.FS.Workdir, true})
 	for _, p := range s.FS.Write {
-		add(p, rw)
+		policy = append(policy, bind{p, true})
 	}
 	for _, p := range s.FS.Read {
-		add(p, ro)
+		policy = append(policy, bind{p, false})
 	}
 	// Hidden paths get a mode 0000 stand-in: with no capability inside,
 	// not even the owner may read it (masking with /dev/null would read
-	// as an empty file instead of failing).
-	hide := s.FS.Hide
-	if first, _, _ := strings.Cut(strings.TrimPrefix(r.dir, "/"), "/"); !privateTop["/"+first] {
-		// The runtime directory lies in a shared part of the host (TMPDIR
-		// is /var/tmp, say): the other containers' state, which holds
-		// their environment, is hidden too.
-		hide = append(slices.Clone(hide), r.dir)
+	// as an empty file instead of failing). Missing ones are made first.
+	hide := slices.Clone(s.FS.Hide)
+	for _, m := range s.FS.Missing {
+		if err := makeMissing(m); err != nil {
+			return nil, fmt.Errorf("make %s to hide it: %w", m.Path, err)
+		}
+		hide = append(hide, m.Path)
+	}
+	if r.visible(s.FS) {
+		// The runtime directory holds the other containers' state (their
+		// environment too) and the hidden stand-ins: out of sight whenever
+		// a bind or a shared part of the host would show it.
+		hide = append(hide, r.dir)
+	}
+	var extra []specs.Mount
+	dests := map[string]bool{}
+	for _, b := range policy {
+		src := b.path
+		opts := ro
+		if b.writable {
+			opts = rw
+		}
+		extra = append(extra, specs.Mount{Destination: b.path, Type: "bind", Source: src, Options: opts})
+		dests[b.path] = true
 	}
 	for _, p := range hide {
 		src := filepath.Join(r.hidden, "file")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
+		if st, err := os.Lstat(p); err == nil && st.IsDir() {
 			src = filepath.Join(r.hidden, "dir")
 		}
 		extra = append(extra, specs.Mount{Destination: p, Type: "bind", Source: src,
 			Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
+		dests[p] = true
+	}
+	// Pin the directories between a writable mount and a deeper mount.
+	writableAt := func(p string) (covered, writable bool) {
+		best := -1
+		for _, b := range policy {
+			if underOrSame(p, b.path) && depth(b.path) > best {
+				best, writable = depth(b.path), b.writable
+			}
+		}
+		return best >= 0, writable
+	}
+	// A directory can be renamed when the deepest bind it lies in is
+	// writable (and it is not that bind's root, a mount point already).
+	var mounted []string
+	for d := range dests {
+		mounted = append(mounted, d)
+	}
+	for _, dest := range mounted {
+		for a := filepath.Dir(dest); a != "/" && a != "."; a = filepath.Dir(a) {
+			covered, writable := writableAt(a)
+			if !covered {
+				break // above every bind: the host's view, read-only
+			}
+			if dests[a] || !writable {
+				continue
+			}
+			extra = append(extra, specs.Mount{Destination: a, Type: "bind", Source: a, Options: rw})
+			dests[a] = true
+		}
 	}
 	sort.SliceStable(extra, func(i, j int) bool { return depth(extra[i].Destination) < depth(extra[j].Destination) })
 	return append(top, extra...), nil
+}
+
+func underOrSame(p, root string) bool {
+	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
+}
+
+// visible reports whether the runtime directory would show in the shell:
+// under one of its binds, or in a shared part of the host (TMPDIR is
+// /var/tmp, say).
+func (r *containerRunner) visible(fsys policy.Filesystem) bool {
+	if first, _, _ := strings.Cut(strings.TrimPrefix(r.dir, "/"), "/"); !privateTop["/"+first] {
+		return true
+	}
+	for _, p := range append(append([]string{fsys.Workdir}, fsys.Write...), fsys.Read...) {
+		if underOrSame(r.dir, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// makeMissing makes a hidden path that does not exist yet: an empty
+// directory (0700) or file (0600), in its parent as resolved, without
+// following a link.
+func makeMissing(m policy.MissingPath) error {
+	parent, err := unix.Openat2(unix.AT_FDCWD, filepath.Dir(m.Path), &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS,
+	})
+	if errors.Is(err, unix.ENOSYS) {
+		parent, err = unix.Open(filepath.Dir(m.Path), unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(parent)
+	name := filepath.Base(m.Path)
+	if m.Dir {
+		err = unix.Mkdirat(parent, name, 0o700)
+	} else {
+		var fd int
+		if fd, err = unix.Openat(parent, name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600); err == nil {
+			unix.Close(fd)
+		}
+	}
+	if errors.Is(err, unix.EEXIST) {
+		var st unix.Stat_t
+		if err := unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			return fmt.Errorf("a symbolic link appeared there")
+		}
+		return nil // made meanwhile (by another start, say)
+	}
+	return err
 }
 
 // privateTop are top-level directories the container gets its own of.

@@ -16,3 +16,8 @@ func MaybeInit() {}
 
 // CollectGarbage does nothing: there are no containers here.
 func CollectGarbage() {}
+
+// RuntimeDir does not exist here: there is no container state to keep.
+func RuntimeDir() (string, error) {
+	return "", fmt.Errorf("no runtime directory: containers need Linux")
+}

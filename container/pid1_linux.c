@@ -13,6 +13,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -88,6 +89,19 @@ static int serve_factory(void)
 	return req[0] == 'g' && status == 0 ? 1 : 0;
 }
 
+// close_from closes every descriptor from fd on: past the factory, nothing
+// cshell or runc handed in is the command's to hold.
+static void close_from(int fd)
+{
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, fd, ~0U, 0) == 0)
+		return;
+#endif
+	long max = sysconf(_SC_OPEN_MAX);
+	for (; fd < (max > 0 ? max : 1024); fd++)
+		close(fd);
+}
+
 // reap collects every exited child, orphans included, and ends PID 1 with
 // the command's status once the command is among them.
 static void reap(pid_t child)
@@ -133,6 +147,7 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 	sigprocmask(SIG_BLOCK, &all, &old);
 
 	factory = is_factory();
+	close_from(factory ? FACTORY_FD + 1 : FACTORY_FD);
 	if (factory) {
 		fcntl(FACTORY_FD, F_SETFD, FD_CLOEXEC); // the command must not inherit it
 		// Serve until "g"; a supervisor that hangs up first ends the shell.

@@ -14,6 +14,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// RuntimeDir is this user's private runtime directory (see runtimeDir),
+// made if missing; it holds what must outlive one cshell process but not
+// the machine: container state, the shared rootfs, and records that let
+// cshell tell its own state dir from a planted one.
+func RuntimeDir() (string, error) { return runtimeDir() }
+
 // runtimeDir is this user's private directory for container state and the
 // shared rootfs: /run/cshell for root, $XDG_RUNTIME_DIR/cshell, else
 // $TMPDIR/cshell-UID. It must belong to us and be closed to others.
@@ -88,24 +94,46 @@ func prepareRootfs(root string) error {
 }
 
 // prepareHidden makes the stand-ins bound over hidden paths: an empty
-// directory and an empty file, both mode 0000.
+// directory and an empty file, both mode 0000. Whatever else is found
+// under their names (a link, say) is removed, never followed.
 func prepareHidden(dir string) error {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	if err := os.Mkdir(filepath.Join(dir, "dir"), 0); err != nil && !errors.Is(err, fs.ErrExist) {
-		return err
-	}
-	f, err := os.OpenFile(filepath.Join(dir, "file"), os.O_CREATE|os.O_RDONLY, 0)
-	if err != nil && !errors.Is(err, fs.ErrExist) && !errors.Is(err, fs.ErrPermission) {
-		return err
-	}
-	if f != nil {
-		f.Close()
-	}
-	for _, name := range []string{"dir", "file"} {
-		if err := os.Chmod(filepath.Join(dir, name), 0); err != nil {
+	for _, s := range []struct {
+		name string
+		dir  bool
+	}{{"dir", true}, {"file", false}} {
+		p := filepath.Join(dir, s.name)
+		st, err := os.Lstat(p)
+		if err == nil && (st.IsDir() != s.dir || st.Mode()&fs.ModeSymlink != 0 || (!s.dir && !st.Mode().IsRegular())) {
+			if err := os.RemoveAll(p); err != nil {
+				return err
+			}
+			err = fs.ErrNotExist
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			if s.dir {
+				err = os.Mkdir(p, 0)
+			} else {
+				var f *os.File
+				if f, err = os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_RDONLY|unix.O_NOFOLLOW, 0); err == nil {
+					f.Close()
+				}
+			}
+			if err != nil && !errors.Is(err, fs.ErrExist) {
+				return err
+			}
+			if st, err = os.Lstat(p); err != nil {
+				return err
+			}
+		} else if err != nil {
 			return err
+		}
+		if st.Mode().Perm() != 0 && st.Mode()&fs.ModeSymlink == 0 {
+			if err := os.Chmod(p, 0); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
