@@ -1,24 +1,47 @@
 package shells
 
 import (
+	"errors"
 	"fmt"
-	"path/filepath"
+	"net"
+	"os"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
 
-// withShortPath calls f with a name for dir/name that fits a unix socket
-// address (108 bytes): the path itself, or /proc/self/fd/N/name through an
-// open descriptor of dir when the state dir's path is long.
-func withShortPath(dir, name string, f func(string) error) error {
-	p := filepath.Join(dir, name)
-	if len(p) < 100 {
-		return f(p)
+// supervisorPeer checks the process at the other end of a control socket
+// (SO_PEERCRED, which the kernel fills in): this user's, and in our PID
+// namespace. It returns its pid.
+func supervisorPeer(c net.Conn) (int, error) {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return 0, errors.New("not a unix socket")
 	}
-	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	raw, err := uc.SyscallConn()
 	if err != nil {
-		return err
+		return 0, err
 	}
-	defer unix.Close(fd)
-	return f(fmt.Sprintf("/proc/self/fd/%d/%s", fd, name))
+	var cred *unix.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil {
+		return 0, err
+	}
+	if cerr != nil {
+		return 0, cerr
+	}
+	if int(cred.Uid) != os.Geteuid() {
+		return 0, fmt.Errorf("it is served by uid %d", cred.Uid)
+	}
+	if cred.Pid <= 0 {
+		return 0, errors.New("it is served from another PID namespace")
+	}
+	theirs, err1 := os.Readlink("/proc/" + strconv.Itoa(int(cred.Pid)) + "/ns/pid")
+	ours, err2 := os.Readlink("/proc/self/ns/pid")
+	if err1 != nil || err2 != nil || theirs != ours {
+		return 0, fmt.Errorf("it is served by pid %d, which runs in another PID namespace (a shell's process)", cred.Pid)
+	}
+	return int(cred.Pid), nil
 }

@@ -2,14 +2,15 @@ package shells
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
-	"path/filepath"
-	"slices"
 	"sync"
+	"time"
 
 	"github.com/cshell/cshell/container"
 	"github.com/cshell/cshell/netrelay"
@@ -102,39 +103,56 @@ func serveExposes(ctx context.Context, f *netrelay.Factory, ls []net.Listener, p
 	}
 }
 
-// exposingDir lists, one empty file per shell id, the shells that expose
-// ports: a foreground run looks there, not at every shell's record.
-func exposingDir(stateDir string) string { return filepath.Join(stateDir, "exposing") }
+// markExposing adds a shell to the exposing index: one empty file per
+// shell id, so that a foreground run asks only those supervisors. Made
+// new (anything planted under that name is removed first, never followed).
+func (m *Manager) markExposing(id string) error {
+	name := exposingName + "/" + id
+	_ = m.dir.Remove(name)
+	f, err := m.dir.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// exposing is one shell's exposed host address, as its supervisor said.
+type exposing struct {
+	id   string
+	pid  int    // the supervisor, as the kernel named it
+	time uint64 // its start time, against pid reuse
+	host netip.AddrPort
+}
 
 // sessionExposes returns the host addresses that the running background
-// shells of a session expose.
-func sessionExposes(stateDir, session string) []netip.AddrPort {
-	if stateDir == "" {
-		return nil
-	}
-	entries, err := os.ReadDir(exposingDir(stateDir))
-	if err != nil || len(entries) == 0 {
-		return nil
-	}
-	m, err := Open(stateDir, nil)
-	if err != nil {
+// shells of a session expose. Each comes from the shell's supervisor
+// itself, over its checked control socket: a record's fields say nothing
+// here (a forged record could name any address of this machine).
+func (m *Manager) sessionExposes(session string) []exposing {
+	names, err := m.dir.Names(exposingName)
+	if err != nil || len(names) == 0 {
 		return nil
 	}
 	if session == "" {
 		session = DefaultSession()
 	}
-	var out []netip.AddrPort
+	var out []exposing
 	seen := map[uint16]bool{}
-	for _, e := range entries {
-		meta, err := m.Find(e.Name())
-		if err != nil || meta.Finished() {
-			_ = os.Remove(filepath.Join(exposingDir(stateDir), e.Name())) // stale
+	for _, id := range names {
+		if !validID(id) {
 			continue
 		}
-		if meta.Session != session {
+		info, pid, err := m.askInfo(id)
+		if err != nil {
+			if meta, err := m.readMeta(id); err == nil && m.refresh(meta).Finished() {
+				_ = m.dir.Remove(exposingName + "/" + id) // stale
+			}
 			continue
 		}
-		for _, x := range meta.Exposed {
+		if info.Session != session {
+			continue
+		}
+		for _, x := range info.Exposed {
 			host, err := netip.ParseAddrPort(x.Listen)
 			if err != nil || seen[host.Port()] {
 				continue
@@ -143,24 +161,42 @@ func sessionExposes(stateDir, session string) []netip.AddrPort {
 			if host.Addr().IsUnspecified() {
 				host = netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), host.Port())
 			}
-			out = append(out, host)
+			out = append(out, exposing{id: id, pid: pid, time: processStartTime(pid), host: host})
 		}
 	}
 	return out
 }
 
+// askInfo asks a shell's supervisor what it set up.
+func (m *Manager) askInfo(id string) (infoReply, int, error) {
+	var r infoReply
+	c, pid, err := m.dialControl(id)
+	if err != nil {
+		return r, 0, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	if err := json.NewEncoder(c).Encode(request{Info: true}); err != nil {
+		return r, 0, err
+	}
+	if err := json.NewDecoder(io.LimitReader(c, maxRequest)).Decode(&r); err != nil {
+		return r, 0, err
+	}
+	return r, pid, nil
+}
+
 // reachSession makes the given host addresses reachable at 127.0.0.1:PORT
 // inside a foreground shell: a listener inside its namespace relays to each.
-func reachSession(ctx context.Context, f *netrelay.Factory, stateDir, session string, hosts []netip.AddrPort, wg *sync.WaitGroup) {
+func (m *Manager) reachSession(ctx context.Context, f *netrelay.Factory, hosts []exposing, wg *sync.WaitGroup) {
 	for _, host := range hosts {
-		inner, err := f.Listen(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), host.Port()))
+		inner, err := f.Listen(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), host.host.Port()))
 		if err != nil {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			netrelay.Relay(ctx, inner, stillExposed(netrelay.HostTarget(host), stateDir, session, host))
+			netrelay.Relay(ctx, inner, m.stillExposed(netrelay.HostTarget(host.host), host))
 		}()
 	}
 }
@@ -169,14 +205,21 @@ func reachSession(ctx context.Context, f *netrelay.Factory, stateDir, session st
 // session exposes any more.
 var errNotExposed = errors.New("no running shell of the session exposes the port")
 
-// stillExposed lets t connect only while a running shell of the session
-// exposes host: once that shell has ended, whatever else binds the port on
-// this machine must stay out of reach. (A supervisor takes its exposing
-// mark away before it closes its listeners.)
-func stillExposed(t netrelay.Target, stateDir, session string, host netip.AddrPort) netrelay.Target {
+// stillExposed lets t connect only while the shell that exposes the
+// address runs: its mark is in the exposing index and its supervisor
+// lives. Once it has ended, whatever else binds the port on this machine
+// must stay out of reach. (A supervisor takes its mark away before it
+// closes its listeners; one that died leaves its mark, not its process.)
+func (m *Manager) stillExposed(t netrelay.Target, e exposing) netrelay.Target {
 	socket := t.Socket
 	t.Socket = func(family int) (int, error) {
-		if socket == nil || !slices.Contains(sessionExposes(stateDir, session), host) {
+		if socket == nil {
+			return -1, errNotExposed
+		}
+		if _, err := m.dir.Lstat(exposingName + "/" + e.id); err != nil {
+			return -1, errNotExposed
+		}
+		if e.pid > 0 && !processAlive(e.pid, e.time) {
 			return -1, errNotExposed
 		}
 		return socket(family)

@@ -3,7 +3,9 @@ package shells
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"syscall"
 	"time"
 )
@@ -12,6 +14,7 @@ import (
 type KillResult struct {
 	Meta            *Meta
 	AlreadyFinished bool
+	Err             error // this shell could not be stopped (KillSession)
 }
 
 // Kill sends sig to the shell's process group, and after grace kills
@@ -24,54 +27,76 @@ func (m *Manager) Kill(ref string, sig syscall.Signal, grace time.Duration) (*Ki
 	return m.kill(meta, sig, grace)
 }
 
-// KillSession stops every running shell of a session.
+// KillSession stops every running shell of a session, all at once: one
+// that cannot be reached does not keep the others running. Each result
+// says what happened to its shell; the error names every failure.
 func (m *Manager) KillSession(session string, sig syscall.Signal, grace time.Duration) ([]*KillResult, error) {
-	var out []*KillResult
-	for _, meta := range m.List() {
-		if meta.Session != session || meta.Finished() {
-			continue
-		}
-		r, err := m.kill(meta, sig, grace)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, r)
+	if err := CheckSession(session); err != nil {
+		return nil, err
 	}
-	return out, nil
+	var targets []*Meta
+	for _, meta := range m.List() {
+		if meta.Session == session && !meta.Finished() {
+			targets = append(targets, meta)
+		}
+	}
+	out := make([]*KillResult, len(targets))
+	done := make(chan int)
+	for i, meta := range targets {
+		go func() {
+			r, err := m.kill(meta, sig, grace)
+			if err != nil {
+				r = &KillResult{Meta: meta, Err: err}
+			}
+			out[i] = r
+			done <- i
+		}()
+	}
+	for range targets {
+		<-done
+	}
+	var errs []error
+	for _, r := range out {
+		if r.Err != nil {
+			errs = append(errs, r.Err)
+		}
+	}
+	return out, errors.Join(errs...)
 }
 
 func (m *Manager) kill(meta *Meta, sig syscall.Signal, grace time.Duration) (*KillResult, error) {
 	if meta.Finished() {
 		return &KillResult{Meta: meta, AlreadyFinished: true}, nil
 	}
-	c, err := dialControl(m.shellDir(meta.ID))
+	c, _, err := m.dialControl(meta.ID)
 	if err != nil {
 		// The supervisor is gone or not yet listening: look again.
 		time.Sleep(50 * time.Millisecond)
 		if cur, err2 := m.Find(meta.ID); err2 == nil && cur.Finished() {
 			return &KillResult{Meta: cur, AlreadyFinished: cur.Status != StatusLost}, nil
 		}
-		return nil, fmt.Errorf("reach shell %s's supervisor: %v", meta.ID, err)
+		return nil, fmt.Errorf("cannot stop shell %s: %w", meta.ID, err)
 	}
 	defer c.Close()
+	_ = c.SetWriteDeadline(time.Now().Add(replyTimeout))
 	if err := json.NewEncoder(c).Encode(request{Signal: sig, Grace: grace}); err != nil {
 		return nil, fmt.Errorf("ask shell %s's supervisor to stop it: %w", meta.ID, err)
 	}
 	// The supervisor answers once the shell is gone: after the grace
 	// period at most, plus the time to record the end.
 	_ = c.SetReadDeadline(time.Now().Add(grace + 30*time.Second))
-	line, err := bufio.NewReader(c).ReadBytes('\n')
+	line, err := bufio.NewReader(io.LimitReader(c, maxMeta)).ReadBytes('\n')
 	if err != nil {
 		// The supervisor died while stopping it; the shell died with it.
 		cur, err2 := m.Find(meta.ID)
 		if err2 == nil && cur.Finished() {
 			return &KillResult{Meta: cur}, nil
 		}
-		return nil, fmt.Errorf("shell %s's supervisor did not confirm the stop: %v", meta.ID, err)
+		return nil, fmt.Errorf("shell %s's supervisor did not confirm the stop: %w", meta.ID, err)
 	}
 	var final Meta
-	if err := json.Unmarshal(line, &final); err != nil {
-		return nil, fmt.Errorf("shell %s's supervisor answered garbage: %v", meta.ID, err)
+	if err := json.Unmarshal(line, &final); err != nil || final.ID != meta.ID {
+		return nil, fmt.Errorf("shell %s's supervisor answered something else than its end", meta.ID)
 	}
 	final.fill(time.Now())
 	return &KillResult{Meta: &final}, nil

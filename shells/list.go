@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"time"
 )
 
@@ -15,7 +14,11 @@ func (m *Manager) Logs(ctx context.Context, ref string, n int, follow bool, w io
 	if err != nil {
 		return err
 	}
-	dir := m.shellDir(meta.ID)
+	dir, err := m.shellDir(meta.ID)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
 	v, err := openLogView(dir)
 	if err != nil {
 		return err
@@ -104,7 +107,7 @@ func (m *Manager) Clean() (int, error) {
 		if !meta.Finished() {
 			continue
 		}
-		if err := os.RemoveAll(m.shellDir(meta.ID)); err != nil {
+		if err := m.dir.RemoveAll(shellFile(meta.ID)); err != nil {
 			return n, fmt.Errorf("remove shell %s: %w", meta.ID, err)
 		}
 		n++

@@ -1,21 +1,18 @@
 package shells
 
 import (
+	"errors"
 	"os"
 
 	"golang.org/x/sys/windows"
 )
 
-// lockFile takes an exclusive lock on path (created if missing).
-func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
+// tryLock takes an exclusive lock on f if it is free.
+func tryLock(f *os.File) (bool, error) {
 	ol := new(windows.Overlapped)
-	if err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, ol); err != nil {
-		f.Close()
-		return nil, err
+	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
+	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) || errors.Is(err, windows.ERROR_IO_PENDING) {
+		return false, nil
 	}
-	return func() { f.Close() }, nil
+	return err == nil, err
 }

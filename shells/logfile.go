@@ -6,9 +6,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/cshell/cshell/internal/safefs"
 )
 
 // A shell's log is two files: output.log, the newest part, and
@@ -16,17 +17,10 @@ import (
 // becomes output.log.1 (dropping the older one), so the folder never holds
 // more than twice the cap. Offsets are absolute: log-base holds the offset
 // of output.log's first byte since the shell started.
-const (
-	logName     = "output.log"
-	oldLogName  = "output.log.1"
-	logBaseName = "log-base"
-	logLockName = "log.lock"
-)
-
 // logWriter appends a shell's output, rotating at the cap. Only the
 // supervisor writes; not safe for concurrent use.
 type logWriter struct {
-	dir    string
+	dir    *safefs.Dir // the shell's folder
 	cap    int64
 	f      *os.File
 	size   int64 // bytes in output.log
@@ -34,8 +28,8 @@ type logWriter struct {
 	onTrim func(dropped int64)
 }
 
-func openLogWriter(dir string, limit int64) (*logWriter, error) {
-	f, err := os.OpenFile(filepath.Join(dir, logName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+func openLogWriter(dir *safefs.Dir, limit int64) (*logWriter, error) {
+	f, err := dir.OpenFile(logName, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -73,15 +67,15 @@ func (w *logWriter) Write(p []byte) (int, error) {
 // rotate turns output.log into output.log.1 under the log lock, so that a
 // reader sees the files and the base change together.
 func (w *logWriter) rotate() error {
-	unlock, err := lockFile(filepath.Join(w.dir, logLockName))
+	unlock, err := lockIn(w.dir, logLockName, "the shell's log")
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if err := os.Rename(filepath.Join(w.dir, logName), filepath.Join(w.dir, oldLogName)); err != nil {
+	if err := w.dir.Rename(logName, oldLogName); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(w.dir, logName), os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o600)
+	f, err := w.dir.OpenFile(logName, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
@@ -89,7 +83,7 @@ func (w *logWriter) rotate() error {
 	w.f = f
 	w.base += w.size
 	w.size = 0
-	if err := writeAtomic(filepath.Join(w.dir, logBaseName), []byte(strconv.FormatInt(w.base, 10)+"\n")); err != nil {
+	if err := w.dir.WriteAtomic(logBaseName, []byte(strconv.FormatInt(w.base, 10)+"\n"), 0o600); err != nil {
 		return err
 	}
 	w.onTrim(w.base - w.cap) // output.log.1 holds exactly cap bytes
@@ -111,25 +105,25 @@ type segment struct {
 	size int64
 }
 
-func openLogView(dir string) (*logView, error) {
-	unlock, err := lockFile(filepath.Join(dir, logLockName))
+func openLogView(dir *safefs.Dir) (*logView, error) {
+	unlock, err := lockIn(dir, logLockName, "the shell's log")
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 	var base int64
-	if b, err := os.ReadFile(filepath.Join(dir, logBaseName)); err == nil {
+	if b, err := dir.ReadFile(logBaseName, 64); err == nil {
 		base, _ = strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		base = max(base, 0)
 	}
 	v := &logView{start: base, end: base}
 	if base > 0 {
-		if f, err := os.Open(filepath.Join(dir, oldLogName)); err == nil {
-			st, _ := f.Stat()
-			v.segs = append(v.segs, segment{f: f, abs: base - st.Size(), size: st.Size()})
-			v.start = base - st.Size()
+		if f, size, err := openSegment(dir, oldLogName); err == nil {
+			v.segs = append(v.segs, segment{f: f, abs: base - size, size: size})
+			v.start = base - size
 		}
 	}
-	f, err := os.Open(filepath.Join(dir, logName))
+	f, size, err := openSegment(dir, logName)
 	if errors.Is(err, fs.ErrNotExist) {
 		return v, nil
 	}
@@ -137,15 +131,27 @@ func openLogView(dir string) (*logView, error) {
 		v.Close()
 		return nil, err
 	}
+	v.segs = append(v.segs, segment{f: f, abs: base, size: size})
+	v.end = base + size
+	return v, nil
+}
+
+// openSegment opens one of the log's files for reading; it must be a
+// regular file.
+func openSegment(dir *safefs.Dir, name string) (*os.File, int64, error) {
+	f, err := dir.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, 0, err
+	}
 	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s: %w", dir.Name(name), safefs.ErrNotRegular)
+	}
 	if err != nil {
 		f.Close()
-		v.Close()
-		return nil, err
+		return nil, 0, err
 	}
-	v.segs = append(v.segs, segment{f: f, abs: base, size: st.Size()})
-	v.end = base + st.Size()
-	return v, nil
+	return f, st.Size(), nil
 }
 
 // ReadAt reads absolute offsets; bytes outside [start, end) read as EOF.

@@ -13,7 +13,7 @@ import (
 // writeLines writes n numbered lines of 16 bytes through a capped writer.
 func writeLines(t *testing.T, dir string, limit int64, n int) *logWriter {
 	t.Helper()
-	w, err := openLogWriter(dir, limit)
+	w, err := openLogWriter(testDir(t, dir), limit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestLogWriterRotatesAndKeepsOffsets(t *testing.T) {
 	if total > 2<<10+64 {
 		t.Errorf("folder holds %d bytes; the cap is 1 KiB", total)
 	}
-	v, err := openLogView(dir)
+	v, err := openLogView(testDir(t, dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestLastLines(t *testing.T) {
 	} {
 		dir := t.TempDir()
 		os.WriteFile(filepath.Join(dir, logName), []byte(tc.content), 0o600)
-		v, err := openLogView(dir)
+		v, err := openLogView(testDir(t, dir))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestLastLines(t *testing.T) {
 	dir := t.TempDir()
 	w := writeLines(t, dir, 1<<30, 20000)
 	w.Close()
-	v, _ := openLogView(dir)
+	v, _ := openLogView(testDir(t, dir))
 	defer v.Close()
 	b, _ := v.read(v.lastLines(200), v.end)
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
@@ -108,7 +108,7 @@ func TestCollect(t *testing.T) {
 	dir := t.TempDir()
 	w := writeLines(t, dir, 1<<30, 10000) // 160,000 bytes
 	w.Close()
-	v, _ := openLogView(dir)
+	v, _ := openLogView(testDir(t, dir))
 	defer v.Close()
 	m := &Manager{}
 
@@ -159,7 +159,7 @@ func TestNextIDNeverReuses(t *testing.T) {
 			t.Fatalf("id %s handed out twice", id)
 		}
 		seen[id] = true
-		os.Mkdir(m.shellDir(id), 0o700)
+		m.dir.Mkdir(shellFile(id), 0o700)
 	}
 	// A lost counter does not bring old ids back while their folders exist.
 	os.Remove(filepath.Join(m.Dir(), "next-id"))

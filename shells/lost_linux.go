@@ -1,17 +1,13 @@
 package shells
 
-import (
-	"github.com/cshell/cshell/container"
-	"golang.org/x/sys/unix"
-)
+import "github.com/cshell/cshell/container"
 
-// cleanupLost makes sure nothing of a lost shell runs on: a container
-// died with its supervisor (parent-death signal), but a process-group
-// shell may not have; and the container's state is collected.
-func cleanupLost(meta *Meta) {
-	if meta.Pid > 0 && meta.PidTime != 0 && processAlive(meta.Pid, meta.PidTime) {
-		_ = unix.Kill(-meta.Pid, unix.SIGKILL)
-		_ = unix.Kill(meta.Pid, unix.SIGKILL)
-	}
+// lost tidies after a shell whose supervisor died. Nothing of a container
+// shell runs on (its init has a parent-death signal, and the PID namespace
+// ends with it), and a process-group shell's command had one too, so no
+// process is signalled here: a record names no process cshell can prove
+// it started. What is left is the exposing mark and libcontainer's state.
+func (m *Manager) lost(meta *Meta) {
+	_ = m.dir.Remove(exposingName + "/" + meta.ID)
 	container.CollectGarbage()
 }

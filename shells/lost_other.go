@@ -2,13 +2,9 @@
 
 package shells
 
-import "os"
-
-// cleanupLost kills what is left of a shell whose supervisor died.
-func cleanupLost(meta *Meta) {
-	if meta.Pid > 0 && processAlive(meta.Pid, 0) {
-		if p, err := os.FindProcess(meta.Pid); err == nil {
-			_ = p.Kill()
-		}
-	}
+// lost tidies after a shell whose supervisor died: its exposing mark. Its
+// command had a parent-death signal where the system has one; a record
+// names no process cshell can prove it started, so none is signalled.
+func (m *Manager) lost(meta *Meta) {
+	_ = m.dir.Remove(exposingName + "/" + meta.ID)
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -111,57 +109,36 @@ func orDefault(s, d string) string {
 // ErrCorrupt marks a meta.json that cannot be read.
 var ErrCorrupt = errors.New("corrupt shell record")
 
-func readMeta(path string) (*Meta, error) {
-	b, err := os.ReadFile(path)
+// maxMeta bounds a record: cshell writes a few KiB (the command is at most
+// 128 KiB); anything larger was not written by cshell.
+const maxMeta = 1 << 20
+
+// readMeta reads a shell's record. Its id is the folder's name, whatever
+// the record says: a record is data, never a path.
+func (m *Manager) readMeta(id string) (*Meta, error) {
+	if !validID(id) {
+		return nil, fmt.Errorf("%w %s", ErrNotFound, id)
+	}
+	b, err := m.dir.ReadFile(shellFile(id, metaName), maxMeta)
 	if err != nil {
 		return nil, err
 	}
-	var m Meta
-	if err := json.Unmarshal(b, &m); err != nil || m.ID == "" {
-		return nil, fmt.Errorf("%w %s: %v", ErrCorrupt, path, orErr(err, "no id"))
+	var meta Meta
+	if err := json.Unmarshal(b, &meta); err != nil {
+		return nil, fmt.Errorf("%w %s: %w", ErrCorrupt, m.dir.Name(shellFile(id, metaName)), err)
 	}
-	return &m, nil
+	if meta.ID != id {
+		return nil, fmt.Errorf("%w %s: %w", ErrCorrupt, m.dir.Name(shellFile(id, metaName)), errors.New("its id is not its folder's"))
+	}
+	return &meta, nil
 }
 
-func orErr(err error, s string) string {
-	if err != nil {
-		return err.Error()
-	}
-	return s
-}
-
-// writeMeta replaces meta.json atomically: temp file, fsync, rename.
-func writeMeta(path string, m *Meta) error {
-	m.fill(time.Now())
-	b, err := json.MarshalIndent(m, "", "  ")
+// writeMeta replaces a shell's meta.json atomically.
+func (m *Manager) writeMeta(meta *Meta) error {
+	meta.fill(time.Now())
+	b, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeAtomic(path, append(b, '\n'))
-}
-
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
+	return m.dir.WriteAtomic(shellFile(meta.ID, metaName), append(b, '\n'), 0o600)
 }

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Notice tells that a shell ended by itself; notices.jsonl holds one per
@@ -26,58 +28,120 @@ type Notice struct {
 	Level          string    `json:"level"` // wake or note
 }
 
-func (m *Manager) noticesPath() string { return filepath.Join(m.dir, "notices.jsonl") }
+// Bounds of a notice: whatever the shell printed, a notice stays small
+// (under about 4 KiB), and so do notices.jsonl and every message made of
+// one.
+const (
+	noticeLines    = 10       // last lines of output a notice carries
+	noticeLineMax  = 300      // bytes of each; a longer line keeps its end
+	noticeScan     = 16 << 10 // bytes of the log's end read to find them
+	maxNoticesFile = 1 << 20  // notices.jsonl rotates past this
+	maxNoticeLine  = 64 << 10 // longer lines in notices.jsonl were not written by cshell
+)
 
 func (m *Manager) appendNotice(meta *Meta, level string) error {
-	n := Notice{ID: meta.ID, Name: meta.Name, Session: meta.Session, Command: meta.Command,
+	n := Notice{ID: meta.ID, Name: meta.Name, Session: meta.Session, Command: cutLine(meta.Command, noticeLineMax),
 		Status: meta.Status, StatusLine: meta.StatusLine, ExitCode: meta.ExitCode,
 		RuntimeSeconds: meta.RuntimeSeconds, Level: level}
 	if meta.EndedAt != nil {
 		n.EndedAt = *meta.EndedAt
 	}
-	if v, err := openLogView(m.shellDir(meta.ID)); err == nil {
-		b, _ := v.read(v.lastLines(10), v.end)
-		v.Close()
-		if s := strings.TrimRight(string(b), "\n"); s != "" {
-			n.LastLines = strings.Split(s, "\n")
+	if d, err := m.shellDir(meta.ID); err == nil {
+		if v, err := openLogView(d); err == nil {
+			n.LastLines = v.tailLines(noticeLines, noticeScan)
+			v.Close()
 		}
+		d.Close()
+	}
+	for i, l := range n.LastLines {
+		n.LastLines[i] = cutLine(l, noticeLineMax)
 	}
 	b, err := json.Marshal(n)
 	if err != nil {
 		return err
 	}
-	// One write with O_APPEND: concurrent supervisors do not interleave.
-	f, err := os.OpenFile(m.noticesPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
+	return m.withLock(func() error {
+		if st, err := m.dir.Lstat(noticesName); err == nil && st.Size+int64(len(b))+1 > maxNoticesFile {
+			if err := m.dir.Rename(noticesName, oldNoticesName); err != nil {
+				return err
+			}
+		}
+		// One write with O_APPEND, under the lock: notices never interleave.
+		f, err := m.dir.OpenFile(noticesName, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = f.Write(append(b, '\n'))
 		return err
+	})
+}
+
+// cutMark starts a line of which only the end is kept.
+const cutMark = "[…] "
+
+// cutLine keeps the last max bytes of a long line (whole UTF-8 runes),
+// after cutMark.
+func cutLine(s string, max int) string {
+	if len(s) <= max {
+		return s
 	}
-	defer f.Close()
-	_, err = f.Write(append(b, '\n'))
-	return err
+	cut := len(s) - max
+	for cut < len(s) && !utf8.RuneStart(s[cut]) {
+		cut++
+	}
+	return cutMark + strings.TrimPrefix(s[cut:], cutMark)
+}
+
+// tailLines returns the last n lines of the log, reading at most scan
+// bytes of its end: a longer last line comes back as its end.
+func (v *logView) tailLines(n int, scan int64) []string {
+	from := max(v.start, v.end-scan)
+	b, err := v.read(from, v.end)
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	s := strings.TrimRight(string(b), "\n")
+	lines := strings.Split(s, "\n")
+	if from > v.start && len(lines) > 1 {
+		lines = lines[1:] // the first may have begun before from
+	} else if from > v.start {
+		lines[0] = cutMark + lines[0] // one line longer than scan
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	if len(lines) == 1 && lines[0] == "" {
+		return nil
+	}
+	return lines
 }
 
 // Events calls emit with each notice, oldest first; with follow it then
 // waits for new ones until ctx ends.
 func (m *Manager) Events(ctx context.Context, follow bool, emit func(Notice, []byte)) error {
+	// What was rotated out first, then the current file, followed by its
+	// identity: when it is rotated, the rest of it is read from its new
+	// name before the new file.
+	if st, err := m.dir.Lstat(oldNoticesName); err == nil && st.Mode.IsRegular() {
+		m.readNotices(oldNoticesName, 0, emit)
+	}
 	var off int64
+	var ident uint64
 	for {
-		f, err := os.Open(m.noticesPath())
-		if err == nil {
-			if _, err := f.Seek(off, 0); err == nil {
-				r := bufio.NewReader(f)
-				for {
-					line, err := r.ReadBytes('\n')
-					if err != nil {
-						break // a partial last line is read again next time
-					}
-					off += int64(len(line))
-					var n Notice
-					if json.Unmarshal(line, &n) == nil {
-						emit(n, line[:len(line)-1])
-					}
+		st, err := m.dir.Lstat(noticesName)
+		if err == nil && st.Mode.IsRegular() {
+			if ident != 0 && st.Ino != ident {
+				if old, err := m.dir.Lstat(oldNoticesName); err == nil && old.Ino == ident {
+					m.readNotices(oldNoticesName, off, emit)
 				}
+				off = 0
 			}
-			f.Close()
+			ident = st.Ino
+			if st.Size < off { // replaced where inodes tell nothing
+				off = 0
+			}
+			off = m.readNotices(noticesName, off, emit)
 		}
 		if !follow {
 			return nil
@@ -86,6 +150,47 @@ func (m *Manager) Events(ctx context.Context, follow bool, emit func(Notice, []b
 		case <-ctx.Done():
 			return nil
 		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// readNotices emits the whole lines of a notices file from off and
+// returns the offset after the last one.
+func (m *Manager) readNotices(name string, off int64, emit func(Notice, []byte)) int64 {
+	f, err := m.dir.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return off
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return off
+	}
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return off
+	}
+	r := bufio.NewReaderSize(f, maxNoticeLine)
+	for {
+		line, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// Not cshell's: pass over it once it ends.
+			long := int64(len(line))
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = r.ReadSlice('\n')
+				long += int64(len(line))
+			}
+			if err != nil {
+				return off
+			}
+			off += long
+			continue
+		}
+		if err != nil {
+			return off // a partial last line is read again next time
+		}
+		off += int64(len(line))
+		var n Notice
+		if json.Unmarshal(line, &n) == nil && validID(n.ID) {
+			emit(n, append([]byte(nil), line[:len(line)-1]...))
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -61,11 +60,14 @@ func (m *Manager) Output(ctx context.Context, ref string, o OutputOptions) (*Out
 	if err != nil {
 		return nil, err
 	}
-	dir := m.shellDir(meta.ID)
-	curPath := filepath.Join(dir, "cursor")
+	dir, err := m.shellDir(meta.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
 	var cur cursor
 	first := true
-	if b, err := os.ReadFile(curPath); err == nil && json.Unmarshal(b, &cur) == nil {
+	if b, err := dir.ReadFile(cursorName, 4096); err == nil && json.Unmarshal(b, &cur) == nil && cur.Byte >= 0 && cur.Violations >= 0 {
 		first = false
 	}
 	explicit := o.FromByte >= 0
@@ -127,7 +129,7 @@ func (m *Manager) Output(ctx context.Context, ref string, o OutputOptions) (*Out
 	// New violations follow the output, at most maxRead bytes of them a
 	// read; a line longer than that (none is written so long now) is
 	// passed over rather than left to block every later one.
-	if f, err := os.Open(filepath.Join(dir, "violations.log")); err == nil {
+	if f, err := dir.OpenFile(violationsName, os.O_RDONLY, 0); err == nil {
 		if _, err := f.Seek(cur.Violations, 0); err == nil {
 			rd := bufio.NewReaderSize(f, maxRead)
 			for budget := maxRead; ; {
@@ -161,7 +163,7 @@ func (m *Manager) Output(ctx context.Context, ref string, o OutputOptions) (*Out
 	if !explicit {
 		cur.Byte = to
 		b, _ := json.Marshal(cur)
-		if err := writeAtomic(curPath, b); err != nil {
+		if err := dir.WriteAtomic(cursorName, b, 0o600); err != nil {
 			return nil, fmt.Errorf("save the read position: %w", err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cshell/cshell/internal/safefs"
 	"github.com/cshell/cshell/netrelay"
 	"github.com/cshell/cshell/policy"
 )
@@ -115,7 +116,7 @@ const maxViolationsLog = 1 << 20
 
 // violationLog appends violations to a shell's violations.log, until it
 // holds maxViolationsLog bytes; a last line says that later ones are lost.
-func violationLog(path string) func(policy.Violation) {
+func violationLog(dir *safefs.Dir) func(policy.Violation) {
 	var mu sync.Mutex
 	full := false
 	return func(v policy.Violation) {
@@ -128,7 +129,7 @@ func violationLog(path string) func(policy.Violation) {
 		if full {
 			return
 		}
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		f, err := dir.OpenFile(violationsName, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
 			return
 		}

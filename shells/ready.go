@@ -79,7 +79,12 @@ func (m *Manager) WaitReady(ctx context.Context, ref string, o ReadyOptions) (*M
 
 // scanLog looks for a matching line in output written since pos.
 func (m *Manager) scanLog(id string, re *regexp.Regexp, pos int64, carry []byte) (bool, int64, []byte) {
-	v, err := openLogView(m.shellDir(id))
+	dir, err := m.shellDir(id)
+	if err != nil {
+		return false, pos, carry
+	}
+	defer dir.Close()
+	v, err := openLogView(dir)
 	if err != nil {
 		return false, pos, carry
 	}
@@ -115,7 +120,7 @@ func (m *Manager) scanLog(id string, re *regexp.Regexp, pos int64, carry []byte)
 
 // probe asks the supervisor whether the ports accept connections.
 func (m *Manager) probe(id string, ports []int) bool {
-	c, err := dialControl(m.shellDir(id))
+	c, _, err := m.dialControl(id)
 	if err != nil {
 		return false
 	}

@@ -9,9 +9,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/netip"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -60,12 +61,32 @@ type RunOptions struct {
 	// AllowHosts may be reached through the shell's proxy, besides the
 	// config's network.allow.
 	AllowHosts []string
+
+	// ConfigFile is the global configuration file in use (it may not
+	// exist): shells may read it but never change it.
+	ConfigFile string
 }
 
 // Run runs a command in the foreground and returns its exit code (128+N
 // for signal N). Signals cshell receives are passed on to the command; a
 // terminal on stdin and stdout gives the command a terminal of its own.
 func Run(ctx context.Context, o RunOptions) (int, error) {
+	if o.Session == "" {
+		o.Session = DefaultSession()
+	}
+	if err := CheckSession(o.Session); err != nil {
+		return 0, err
+	}
+	// The state dir is opened (made, checked) first: the shell must not
+	// see it, and the session's exposed ports are its supervisors' to tell.
+	var m *Manager
+	if o.StateDir != "" && relayed(o.Isolation) {
+		var err error
+		if m, err = Open(o.StateDir, o.Log); err != nil {
+			return 0, err
+		}
+		defer m.Close()
+	}
 	p, err := prepare(o, "cshell run -- COMMAND")
 	if err != nil {
 		return 0, err
@@ -88,9 +109,9 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 	// A container's init is a socket factory (fd 3 inside) when the shell
 	// needs sockets inside: its exposed ports, its proxy, the session's
 	// ports it may reach. Without, the command starts at once.
-	var reach []netip.AddrPort
-	if relay {
-		reach = sessionExposes(o.StateDir, o.Session)
+	var reach []exposing
+	if relay && m != nil {
+		reach = m.sessionExposes(o.Session)
 	}
 	var factory *netrelay.Factory
 	var sockets *os.File
@@ -104,15 +125,27 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 		factory = netrelay.NewFactory(parent)
 		defer factory.Close()
 	}
+	// A terminal on stdin and stdout: the command gets one of its own.
+	// Otherwise no stream of the caller's that is a terminal reaches the
+	// command as itself (it could change the terminal's modes, or read
+	// after the caller's shell took it back): a pipe stands between.
 	terminal := isTerminal(o.Stdin) && isTerminal(o.Stdout)
+	stdio := &piped{}
+	stdin, stdout, stderr := io.Reader(o.Stdin), o.Stdout, o.Stderr
+	if !terminal {
+		if stdin, stdout, stderr, err = stdio.detach(o.Stdin, o.Stdout, o.Stderr); err != nil {
+			return 0, err
+		}
+	}
+	defer stdio.close()
 	spec := &container.Spec{
 		ID:       newID("run"),
 		Command:  p.command,
 		Env:      env,
 		FS:       fsys,
-		Stdin:    o.Stdin,
-		Stdout:   o.Stdout,
-		Stderr:   o.Stderr,
+		Stdin:    stdin,
+		Stdout:   stdout,
+		Stderr:   stderr,
 		Terminal: terminal,
 		Sockets:  sockets,
 	}
@@ -127,6 +160,7 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 		return 0, err
 	}
 	defer sh.Close()
+	stdio.started()
 	if sockets != nil {
 		sockets.Close() // the init has its own copy
 	}
@@ -141,16 +175,18 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 		}
 		listeners = nil // Serve owns them now
 		serveExposes(relayCtx, factory, ls, ports, &relays)
-		reachSession(relayCtx, factory, o.StateDir, o.Session, reach, &relays)
+		if m != nil {
+			m.reachSession(relayCtx, factory, reach, &relays)
+		}
 		if !rules.Empty() {
 			if err := startProxy(relayCtx, factory, rules, violationNote(o.Stderr), &relays); err != nil {
 				_ = sh.Kill()
-				return 0, fmt.Errorf("%w: %v", container.ErrSandbox, err)
+				return 0, fmt.Errorf("%w: %w", container.ErrSandbox, err)
 			}
 		}
 		if err := factory.Start(); err != nil {
 			_ = sh.Kill()
-			return 0, fmt.Errorf("%w: %v", container.ErrSandbox, err)
+			return 0, fmt.Errorf("%w: %w", container.ErrSandbox, err)
 		}
 	}
 
@@ -188,6 +224,7 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 			if term != nil {
 				term.finish()
 			}
+			stdio.finish()
 			if waitErr != nil {
 				return 0, fmt.Errorf("wait for the command: %w", waitErr)
 			}
@@ -246,22 +283,35 @@ func prepare(o RunOptions, usage string) (*prepared, error) {
 		return nil, fmt.Errorf("%w: the command is %d bytes, and the kernel passes at most %d KiB as one argument; write it to a script in the working directory and run that", ErrUsage, len(p.command), maxCommand>>10)
 	}
 	var err error
-	if p.env, err = buildEnv(os.Environ(), o.Env); err != nil {
+	if p.env, err = buildEnv(os.Environ(), o.Env, p.cfg.Env.Pass, o.FS.Home); err != nil {
 		return nil, err
 	}
 	if p.rules, p.allow, err = networkRules(o.AllowHosts, p.cfg); err != nil {
 		return nil, err
 	}
 	o.FS.Config = p.cfg
-	if o.StateDir != "" && relayed(o.Isolation) {
-		// Made now if missing, so that it is hidden even from a shell
-		// that outlives the start of the first background shell. One that
-		// cannot be made holds no shells to hide.
-		_ = os.MkdirAll(o.StateDir, 0o700)
-		o.FS.Private = append(o.FS.Private, o.StateDir)
+	if relayed(o.Isolation) {
+		// cshell's own: the state dir in use and the default one hidden
+		// (made and recorded now if missing, so that no shell can make one
+		// first and have later shells work in it), and the configuration
+		// read-only (a shell must not loosen the policy of later shells).
+		for _, dir := range cshellStateDirs(o) {
+			d, err := openStateDir(dir)
+			if err != nil {
+				return nil, err
+			}
+			d.Close()
+			o.FS.Private = append(o.FS.Private, dir)
+		}
+		if o.ConfigFile != "" {
+			o.FS.Protect = append(o.FS.Protect, protectedConfig(o.ConfigFile))
+		}
 	}
 	if p.fsys, err = policy.NewFilesystem(o.FS); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		if errors.Is(err, policy.ErrLinkedPath) {
+			return nil, fmt.Errorf("%w: %w", ErrRefused, err)
+		}
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	if o.Stderr != nil {
 		for _, w := range p.fsys.Warnings {
@@ -289,13 +339,27 @@ func sandboxEnv(env, extra []string) []string {
 	return setEnv(env, "TMPDIR", "/tmp")
 }
 
-// buildEnv starts from our environment and applies the -e entries.
-func buildEnv(base, extra []string) ([]string, error) {
-	env := append([]string(nil), base...)
+// buildEnv starts from the allowlisted part of our environment
+// (policy.PassedEnv and config env.pass) and applies the -e entries:
+// KEY=VALUE sets, KEY passes our value of KEY. HOME is the user's home
+// even when our environment lacks it.
+func buildEnv(base, extra, pass []string, home string) ([]string, error) {
+	var env []string
+	for _, e := range base {
+		if k, _, ok := strings.Cut(e, "="); ok && policy.EnvAllowed(k, pass) {
+			env = append(env, e)
+		}
+	}
+	if home != "" && !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "HOME=") }) {
+		env = append(env, "HOME="+home)
+	}
 	for _, e := range extra {
 		k, v, ok := strings.Cut(e, "=")
-		if k == "" || strings.ContainsAny(k, "\x00") {
-			return nil, fmt.Errorf("%w: --env %q: write KEY=VALUE", ErrUsage, e)
+		if err := policy.CheckEnvKey(k); err != nil {
+			return nil, fmt.Errorf("%w: --env %q: %w; write KEY=VALUE, or KEY to pass this environment's value", ErrUsage, sanitize(e), err)
+		}
+		if strings.ContainsRune(v, 0) {
+			return nil, fmt.Errorf("%w: --env %s: the value holds a NUL byte, which no program can receive", ErrUsage, k)
 		}
 		if !ok {
 			v, ok = os.LookupEnv(k)
@@ -306,6 +370,34 @@ func buildEnv(base, extra []string) ([]string, error) {
 		env = setEnv(env, k, v)
 	}
 	return env, nil
+}
+
+// cshellStateDirs are the state dirs no shell may see: the one in use and
+// the default one.
+func cshellStateDirs(o RunOptions) []string {
+	var dirs []string
+	for _, d := range []string{o.StateDir, DefaultStateDir(o.FS.Home)} {
+		if d == "" || (o.FS.Home == "" && !filepath.IsAbs(d)) {
+			continue
+		}
+		if abs, err := filepath.Abs(d); err == nil && !slices.Contains(dirs, abs) {
+			dirs = append(dirs, abs)
+		}
+	}
+	return dirs
+}
+
+// protectedConfig is what keeps the configuration out of a shell's reach:
+// its folder (made if missing, so that a shell cannot make the file), or
+// the file itself when it lives elsewhere than cshell's own folder.
+func protectedConfig(file string) string {
+	dir := filepath.Dir(file)
+	if filepath.Base(dir) == "cshell" {
+		if err := os.MkdirAll(dir, 0o700); err == nil {
+			return dir
+		}
+	}
+	return file
 }
 
 func setEnv(env []string, k, v string) []string {

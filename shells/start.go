@@ -3,7 +3,6 @@ package shells
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -36,17 +35,17 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 		return nil, err
 	}
 	cfg, command, env, fsys, allow := p.cfg, p.command, p.env, p.fsys, p.allow
-	if o.Name != "" {
-		if _, err := strconv.Atoi(o.Name); err == nil || strings.ContainsAny(o.Name, " \t\n/") ||
-			strings.HasPrefix(o.Name, "-") || o.Name == "all" {
-			return nil, fmt.Errorf("%w: --name %q: a name has no spaces or slashes, does not start with -, and is neither a number nor \"all\"", ErrUsage, o.Name)
-		}
+	if err := checkName(o.Name); err != nil {
+		return nil, err
 	}
 	if o.OwnerPid != 0 && (o.OwnerPid < 0 || !processAlive(o.OwnerPid, 0)) {
 		return nil, fmt.Errorf("%w: --owner-pid %d: no such process", ErrUsage, o.OwnerPid)
 	}
 	if o.Session == "" {
 		o.Session = DefaultSession()
+	}
+	if err := CheckSession(o.Session); err != nil {
+		return nil, err
 	}
 	grace := o.Grace
 	if grace == 0 {
@@ -71,7 +70,7 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 	for i, ap := range addrs {
 		exposes[i] = exposeSpec{Listen: ap.String(), Port: int(ap.Port())}
 		if relay {
-			exposes[i].FD = 4 + i // after the answer pipe on fd 3
+			exposes[i].FD = firstListenerFD + i
 		}
 		exposed[i] = Exposed{Listen: ap.String(), Port: int(ap.Port())}
 	}
@@ -95,29 +94,26 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 		if err != nil {
 			return err
 		}
-		if err := os.Mkdir(m.shellDir(id), 0o700); err != nil {
+		if err := m.dir.Mkdir(shellFile(id), 0o700); err != nil {
 			return err
 		}
 		meta = &Meta{
 			ID: id, Name: o.Name, Session: o.Session, Command: command, Description: o.Description, Status: StatusStarting,
-			StartedAt: time.Now(), Log: filepath.Join(m.shellDir(id), logName), Exposed: exposed,
+			StartedAt: time.Now(), Log: m.logPath(id), Exposed: exposed,
 			AllowHosts: append([]string{}, allow...), Workdir: fsys.Workdir,
 			Isolation: string(o.Isolation), Timeout: o.Timeout.Seconds(),
 		}
-		for _, f := range []string{logName, "violations.log"} {
-			if err := os.WriteFile(filepath.Join(m.shellDir(id), f), nil, 0o600); err != nil {
+		for _, f := range []string{logName, violationsName} {
+			if err := m.dir.WriteFile(shellFile(id, f), nil, 0o600); err != nil {
 				return err
 			}
 		}
 		if relay && len(exposed) > 0 {
-			if err := os.MkdirAll(exposingDir(m.dir), 0o700); err != nil {
-				return err
-			}
-			if err := os.WriteFile(filepath.Join(exposingDir(m.dir), id), nil, 0o600); err != nil {
+			if err := m.markExposing(id); err != nil {
 				return err
 			}
 		}
-		return writeMeta(m.metaPath(id), meta)
+		return m.writeMeta(meta)
 	})
 	if err != nil {
 		return nil, err
@@ -125,14 +121,14 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 	spec := supervisorSpec{
 		Command: command, Env: env, FS: fsys, Isolation: o.Isolation, Timeout: o.Timeout,
 		Grace: grace, OwnerPid: o.OwnerPid, MaxLogBytes: cfg.MaxLogBytes(), Notify: cfg.Notify(),
-		Exposes: exposes, Allow: allow, Deny: cfg.Network.Deny,
+		Session: o.Session, Exposes: exposes, Allow: allow, Deny: cfg.Network.Deny,
 	}
 	if err := m.spawn(meta.ID, spec, listeners); err != nil {
-		_ = os.RemoveAll(m.shellDir(meta.ID))
-		_ = os.Remove(filepath.Join(exposingDir(m.dir), meta.ID))
+		_ = m.dir.RemoveAll(shellFile(meta.ID))
+		_ = m.dir.Remove(exposingName + "/" + meta.ID)
 		return nil, err
 	}
-	meta, err = readMeta(m.metaPath(meta.ID))
+	meta, err = m.readMeta(meta.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -151,12 +147,38 @@ func (m *Manager) Ended(id string) (*Meta, string) {
 		return nil, ""
 	}
 	out := ""
-	if v, err := openLogView(m.shellDir(id)); err == nil {
-		b, _ := v.read(max(v.start, v.end-maxRead), v.end)
-		v.Close()
-		out = string(b)
+	if d, err := m.shellDir(meta.ID); err == nil {
+		if v, err := openLogView(d); err == nil {
+			b, _ := v.read(max(v.start, v.end-maxRead), v.end)
+			v.Close()
+			out = string(b)
+		}
+		d.Close()
 	}
 	return meta, out
+}
+
+// checkName refuses names that cannot be told from ids or from "all",
+// that would not print as themselves, or that are long.
+func checkName(name string) error {
+	if name == "" {
+		return nil
+	}
+	if _, err := strconv.Atoi(name); err == nil || strings.ContainsAny(name, " /") || hasControl(name) ||
+		strings.HasPrefix(name, "-") || name == "all" || len(name) > 64 {
+		return fmt.Errorf("%w: --name %q: a name has at most 64 characters, no spaces, slashes or control characters, does not start with -, and is neither a number nor \"all\"", ErrUsage, sanitize(name))
+	}
+	return nil
+}
+
+// CheckSession refuses session names with slashes, control characters or
+// dots alone, and long ones: a session name travels into records, notices
+// and messages.
+func CheckSession(s string) error {
+	if s == "" || strings.Contains(s, "/") || hasControl(s) || strings.Trim(s, ".") == "" || len(s) > 64 {
+		return fmt.Errorf("%w: session %q: a session name has 1 to 64 characters, none a slash or a control character, and is not only dots", ErrUsage, sanitize(s))
+	}
+	return nil
 }
 
 // DefaultSession is $CSHELL_SESSION, else "default".

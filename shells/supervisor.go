@@ -1,7 +1,6 @@
 package shells
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,19 +10,31 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/cshell/cshell/container"
+	"github.com/cshell/cshell/internal/safefs"
 	"github.com/cshell/cshell/netrelay"
 	"github.com/cshell/cshell/policy"
 )
 
 // SuperviseArg is the hidden first argument that makes the binary a
-// shell's supervisor: cshell __supervise STATE_DIR ID.
+// shell's supervisor: cshell __supervise STATE_DIR ID (the path is for
+// messages; the state dir itself is inherited as a descriptor).
 const SuperviseArg = "__supervise"
+
+// The supervisor's inherited descriptors.
+const (
+	answerFD        = 3 // its one word to run -d (it writes)
+	stateDirFD      = 4 // the state dir, as run -d opened and checked it
+	specFD          = 5 // its spec (it reads to EOF): never on disk, as it holds the environment
+	firstListenerFD = 6 // the bound --expose listeners, in order
+)
+
+// maxSpec bounds the spec a supervisor reads.
+const maxSpec = 8 << 20
 
 // earlyWindow is how long the supervisor watches a new shell before it
 // answers "running": a command that ends within it (a typo, a missing
@@ -34,8 +45,15 @@ const earlyWindow = 30 * time.Millisecond
 // after each request, before it lets go of the pages its start touched.
 const settleTime = 250 * time.Millisecond
 
-// supervisorSpec is what run -d hands to its supervisor, in spec.json
-// (mode 0600, removed once read: the environment may hold secrets).
+// Bounds of the control socket: a client has this long to send its
+// request, and the supervisor this long to write an answer.
+const (
+	requestTimeout = 5 * time.Second
+	replyTimeout   = 2 * time.Second
+	maxRequest     = 64 << 10
+)
+
+// supervisorSpec is what run -d hands to its supervisor.
 type supervisorSpec struct {
 	Command     string              `json:"command"`
 	Env         []string            `json:"env"`
@@ -46,6 +64,7 @@ type supervisorSpec struct {
 	OwnerPid    int                 `json:"owner_pid"`
 	MaxLogBytes int64               `json:"max_log_bytes"`
 	Notify      string              `json:"notify"`
+	Session     string              `json:"session"`
 	Exposes     []exposeSpec        `json:"exposes"`
 	Allow       []string            `json:"allow"` // hosts for the proxy; none: no proxy
 	Deny        []string            `json:"deny"`
@@ -57,12 +76,13 @@ type answer struct {
 	Error  string `json:"error,omitempty"`
 }
 
-// request arrives on the control socket: a kill (Signal set) or a probe
-// of ports inside the shell (Probe set).
+// request arrives on the control socket: a kill (Signal set), a probe of
+// ports inside the shell (Probe set), or a question about the shell (Info).
 type request struct {
 	Signal syscall.Signal `json:"signal,omitempty"`
 	Grace  time.Duration  `json:"grace,omitempty"`
 	Probe  []int          `json:"probe,omitempty"`
+	Info   bool           `json:"info,omitempty"`
 }
 
 // probeReply says which probed ports accept connections, in order.
@@ -70,10 +90,18 @@ type probeReply struct {
 	Ready []bool `json:"ready"`
 }
 
+// infoReply is what the supervisor itself set up: the session and the
+// host addresses it listens on. Others take these from here, never from a
+// record.
+type infoReply struct {
+	Session string    `json:"session"`
+	Exposed []Exposed `json:"exposed"`
+}
+
 // Supervise is the supervisor's main: it runs one shell to its end and
 // returns the process exit code. args are STATE_DIR ID.
 func Supervise(args []string) int {
-	answerFile := os.NewFile(3, "answer")
+	answerFile := os.NewFile(answerFD, "answer")
 	say := func(a answer) {
 		if answerFile != nil {
 			_ = json.NewEncoder(answerFile).Encode(a)
@@ -81,11 +109,11 @@ func Supervise(args []string) int {
 			answerFile = nil
 		}
 	}
-	if len(args) != 2 {
+	if len(args) != 2 || !validID(args[1]) {
 		say(answer{Status: "failed", Error: "supervisor: want STATE_DIR ID"})
 		return 2
 	}
-	m, err := Open(args[0], nil)
+	m, err := openInherited(os.NewFile(stateDirFD, "state dir"), args[0], nil)
 	if err != nil {
 		say(answer{Status: "failed", Error: err.Error()})
 		return 1
@@ -94,7 +122,7 @@ func Supervise(args []string) int {
 	s := &supervisor{m: m, id: args[1], say: say}
 	if err := s.run(); err != nil {
 		say(answer{Status: "failed", Error: err.Error()})
-		_ = os.RemoveAll(m.shellDir(s.id))
+		_ = m.dir.RemoveAll(shellFile(s.id))
 		return 1
 	}
 	return 0
@@ -103,44 +131,44 @@ func Supervise(args []string) int {
 type supervisor struct {
 	m    *Manager
 	id   string
+	dir  *safefs.Dir // the shell's folder
 	say  func(answer)
 	spec supervisorSpec
 	meta *Meta
 	sh   container.Shell
 
-	mu      sync.Mutex // guards meta against the log's trim callback
-	killers []net.Conn
+	mu      sync.Mutex        // guards meta against the log's trim callback
 	factory *netrelay.Factory // nil without a network namespace
 }
 
-// answerProbe tells which ports accept connections inside the shell.
-func (s *supervisor) answerProbe(c net.Conn, ports []int) {
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	r := probeReply{Ready: make([]bool, len(ports))}
-	for i, p := range ports {
-		r.Ready[i] = probePort(ctx, s.factory, p)
+// readSpec reads the spec run -d writes on fd 5.
+func readSpec() (supervisorSpec, error) {
+	var spec supervisorSpec
+	f := os.NewFile(specFD, "spec")
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSpec))
+	if err == nil {
+		err = json.Unmarshal(b, &spec)
 	}
-	_ = json.NewEncoder(c).Encode(r)
+	if err != nil {
+		return spec, fmt.Errorf("read the shell's spec: %w", err)
+	}
+	return spec, nil
 }
 
-func (s *supervisor) dir() string { return s.m.shellDir(s.id) }
-
 func (s *supervisor) run() error {
-	specPath := filepath.Join(s.dir(), "spec.json")
-	b, err := os.ReadFile(specPath)
-	if err != nil {
-		return fmt.Errorf("read the shell's spec: %w", err)
-	}
-	_ = os.Remove(specPath)
-	if err := json.Unmarshal(b, &s.spec); err != nil {
-		return fmt.Errorf("read the shell's spec: %w", err)
-	}
-	if s.meta, err = readMeta(s.m.metaPath(s.id)); err != nil {
+	var err error
+	if s.spec, err = readSpec(); err != nil {
 		return err
 	}
-	logw, err := openLogWriter(s.dir(), s.spec.MaxLogBytes)
+	if s.dir, err = s.m.shellDir(s.id); err != nil {
+		return err
+	}
+	defer s.dir.Close()
+	if s.meta, err = s.m.readMeta(s.id); err != nil {
+		return err
+	}
+	logw, err := openLogWriter(s.dir, s.spec.MaxLogBytes)
 	if err != nil {
 		return fmt.Errorf("open the log: %w", err)
 	}
@@ -148,13 +176,13 @@ func (s *supervisor) run() error {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.meta.LogDropped = dropped
-		_ = writeMeta(s.m.metaPath(s.id), s.meta)
+		_ = s.m.writeMeta(s.meta)
 	}
-	ctl, err := listenControl(s.dir())
+	ctl, err := listenControl(s.dir)
 	if err != nil {
 		return fmt.Errorf("listen on the control socket: %w", err)
 	}
-	defer closeControl(ctl, s.dir())
+	defer closeControl(ctl, s.dir)
 
 	// Signals to the supervisor itself stop the shell politely.
 	sigs := make(chan os.Signal, 4)
@@ -164,7 +192,7 @@ func (s *supervisor) run() error {
 	if err != nil {
 		return err
 	}
-	// Inherited listeners, bound by run -d: fd 4 and on.
+	// Inherited listeners, bound by run -d.
 	var listeners []net.Listener
 	for _, e := range s.spec.Exposes {
 		if e.FD == 0 {
@@ -237,7 +265,7 @@ func (s *supervisor) run() error {
 	s.meta.PidTime = processStartTime(s.meta.Pid)
 	s.meta.Supervisor = os.Getpid()
 	s.meta.SupervisorTime = processStartTime(os.Getpid())
-	err = writeMeta(s.m.metaPath(s.id), s.meta)
+	err = s.m.writeMeta(s.meta)
 	s.mu.Unlock()
 	if err != nil {
 		_ = s.sh.Kill()
@@ -259,7 +287,7 @@ func (s *supervisor) run() error {
 		if len(s.spec.Allow) > 0 {
 			rules, err := policy.NewRules(s.spec.Allow, s.spec.Deny)
 			if err == nil {
-				err = startProxy(relayCtx, s.factory, rules, violationLog(filepath.Join(s.dir(), "violations.log")), &relays)
+				err = startProxy(relayCtx, s.factory, rules, violationLog(s.dir), &relays)
 			}
 			if err != nil {
 				_ = s.sh.Kill()
@@ -277,10 +305,11 @@ func (s *supervisor) run() error {
 		ex, _ := s.sh.Wait()
 		exited <- ex
 	}()
-	requests := make(chan net.Conn)
+	kills := make(chan killRequest)
+	touched := make(chan struct{}, 1)
 	done := make(chan struct{})
 	defer close(done)
-	go acceptControl(ctl, requests, done)
+	go s.acceptControl(ctl, kills, touched, done)
 
 	var (
 		early     = time.After(earlyWindow)
@@ -291,6 +320,7 @@ func (s *supervisor) run() error {
 		reason    string // kill, timeout, session
 		killSig   syscall.Signal
 		killed    bool             // KILL followed the signal asked for
+		killers   []net.Conn       // clients waiting for the end
 		settled   <-chan time.Time // no request for a moment: see dropStartupCode
 	)
 	if s.spec.Timeout > 0 {
@@ -322,38 +352,31 @@ func (s *supervisor) run() error {
 		case <-settled:
 			settled = nil
 			dropStartupCode()
+		case <-touched:
+			if answered {
+				settled = time.After(settleTime) // readiness probes touch code too
+			}
 		case ex := <-exited:
 			if killed && (ex.Signal == syscall.SIGKILL || ex.Code == 128+int(syscall.SIGKILL)) {
 				killSig = syscall.SIGKILL // the signal asked for did not end it
 			}
 			// The mark goes first: a foreground shell of the session must
 			// not reach what binds the port once it is free.
-			_ = os.Remove(filepath.Join(exposingDir(s.m.dir), s.id))
+			_ = s.m.dir.Remove(exposingName + "/" + s.id)
 			stopRelay() // the ports close with the shell
 			relays.Wait()
-			s.finish(ex, reason, killSig, !answered, logw, pr, copied)
+			s.finish(ex, reason, killSig, !answered, logw, pr, copied, killers)
 			if !answered {
 				s.say(answer{Status: "ended"})
 			}
 			return nil
-		case c := <-requests:
-			if answered {
-				settled = time.After(settleTime) // readiness probes touch code too
-			}
-			var req request
-			if err := json.NewDecoder(bufio.NewReader(c)).Decode(&req); err != nil {
-				c.Close()
+		case k := <-kills:
+			if hungUp(k.c) {
+				k.c.Close() // nobody waits for this kill any more: drop it
 				continue
 			}
-			switch {
-			case req.Signal > 0:
-				s.killers = append(s.killers, c)
-				stop("kill", req.Signal, req.Grace)
-			case len(req.Probe) > 0:
-				go s.answerProbe(c, req.Probe)
-			default:
-				c.Close()
-			}
+			killers = append(killers, k.c)
+			stop("kill", k.sig, k.grace)
 		case <-timeout:
 			stop("timeout", syscall.SIGTERM, s.spec.Grace)
 		case <-ownerGone:
@@ -368,9 +391,98 @@ func (s *supervisor) run() error {
 	}
 }
 
+// killRequest is a kill asked for on the control socket; its client
+// waits on c for the end.
+type killRequest struct {
+	c     net.Conn
+	sig   syscall.Signal
+	grace time.Duration
+}
+
+// acceptControl serves the control socket until the listener closes or
+// the main loop is done: every connection in a goroutine of its own,
+// under deadlines, so that no client (one that sends nothing, say) can
+// hold up the timer, a kill or the end. Kills go to the main loop.
+func (s *supervisor) acceptControl(l net.Listener, kills chan<- killRequest, touched chan<- struct{}, done <-chan struct{}) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of descriptors (EMFILE) or another passing error: wait
+			// a moment rather than spin; the listener keeps its queue.
+			select {
+			case <-done:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			continue
+		}
+		go s.serveControl(c, kills, touched, done)
+	}
+}
+
+func (s *supervisor) serveControl(c net.Conn, kills chan<- killRequest, touched chan<- struct{}, done <-chan struct{}) {
+	_ = c.SetReadDeadline(time.Now().Add(requestTimeout))
+	var req request
+	if err := json.NewDecoder(io.LimitReader(c, maxRequest)).Decode(&req); err != nil {
+		c.Close()
+		return
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	select {
+	case touched <- struct{}{}:
+	default:
+	}
+	switch {
+	case req.Signal > 0:
+		select {
+		case kills <- killRequest{c: c, sig: req.Signal, grace: req.Grace}:
+		case <-done:
+			c.Close()
+		}
+	case len(req.Probe) > 0:
+		s.answerProbe(c, req.Probe)
+	case req.Info:
+		defer c.Close()
+		r := infoReply{Session: s.spec.Session, Exposed: []Exposed{}}
+		for _, e := range s.spec.Exposes {
+			r.Exposed = append(r.Exposed, Exposed{Listen: e.Listen, Port: e.Port})
+		}
+		_ = c.SetWriteDeadline(time.Now().Add(replyTimeout))
+		_ = json.NewEncoder(c).Encode(r)
+	default:
+		c.Close()
+	}
+}
+
+// hungUp reports whether the client at c has gone.
+func hungUp(c net.Conn) bool {
+	_ = c.SetReadDeadline(time.Now())
+	var b [1]byte
+	_, err := c.Read(b[:])
+	_ = c.SetReadDeadline(time.Time{})
+	var ne net.Error
+	return err != nil && !(errors.As(err, &ne) && ne.Timeout())
+}
+
+// answerProbe tells which ports accept connections inside the shell.
+func (s *supervisor) answerProbe(c net.Conn, ports []int) {
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	r := probeReply{Ready: make([]bool, len(ports))}
+	for i, p := range ports {
+		r.Ready[i] = p > 0 && p < 65536 && probePort(ctx, s.factory, p)
+	}
+	_ = c.SetWriteDeadline(time.Now().Add(replyTimeout))
+	_ = json.NewEncoder(c).Encode(r)
+}
+
 // finish records the end once every byte of output is in the log, sends
 // the completion notice, and answers everyone waiting on a kill.
-func (s *supervisor) finish(ex container.Exit, reason string, sig syscall.Signal, early bool, logw *logWriter, pr *os.File, copied chan struct{}) {
+func (s *supervisor) finish(ex container.Exit, reason string, sig syscall.Signal, early bool, logw *logWriter, pr *os.File, copied chan struct{}, killers []net.Conn) {
 	// Output ends when the last writer closes the pipe; a daemon that
 	// escaped a process-group shell may hold it open, so wait a little.
 	select {
@@ -407,33 +519,14 @@ func (s *supervisor) finish(ex container.Exit, reason string, sig syscall.Signal
 		m.fill(now)
 		_ = s.m.appendNotice(m, s.spec.Notify)
 	}
-	_ = writeMeta(s.m.metaPath(s.id), m)
+	_ = s.m.writeMeta(m)
 	s.mu.Unlock()
-	_ = os.Remove(filepath.Join(exposingDir(s.m.dir), s.id))
+	_ = s.m.dir.Remove(exposingName + "/" + s.id)
 	b, _ := json.Marshal(m)
-	for _, c := range s.killers {
+	for _, c := range killers {
+		_ = c.SetWriteDeadline(time.Now().Add(replyTimeout))
 		_, _ = c.Write(append(b, '\n'))
 		c.Close()
-	}
-}
-
-// acceptControl hands control connections to the main loop until the
-// listener closes or the loop is done.
-func acceptControl(l net.Listener, out chan<- net.Conn, done <-chan struct{}) {
-	for {
-		c, err := l.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			continue
-		}
-		select {
-		case out <- c:
-		case <-done:
-			c.Close()
-			return
-		}
 	}
 }
 

@@ -3,6 +3,7 @@ package shells
 import (
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/containerd/console"
@@ -62,3 +63,76 @@ func (t *terminalSession) finish() {
 }
 
 func (t *terminalSession) restore() { _ = t.user.Reset() }
+
+// piped puts a pipe between the command and each of the caller's streams
+// that is a terminal, when the command gets no terminal of its own: it
+// then sees a pipe, which it can neither reconfigure nor keep reading
+// from after cshell has ended. Not safe for concurrent use.
+type piped struct {
+	child  []*os.File // the command's ends, closed here once it started
+	copies sync.WaitGroup
+}
+
+func (p *piped) detach(in *os.File, out, errw io.Writer) (io.Reader, io.Writer, io.Writer, error) {
+	var stdin io.Reader = in
+	if isTerminal(in) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		// Blocked on the terminal until input comes or cshell ends.
+		go func() {
+			_, _ = io.Copy(w, in)
+			w.Close()
+		}()
+		p.child = append(p.child, r)
+		stdin = r
+	}
+	wrap := func(w io.Writer) (io.Writer, error) {
+		if !isTerminal(w) {
+			return w, nil
+		}
+		r, pw, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		p.copies.Add(1)
+		go func() {
+			defer p.copies.Done()
+			_, _ = io.Copy(w, r)
+			r.Close()
+		}()
+		p.child = append(p.child, pw)
+		return pw, nil
+	}
+	stdout, err := wrap(out)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stderr, err := wrap(errw)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return stdin, stdout, stderr, nil
+}
+
+// started closes the command's ends here: the command has its own.
+func (p *piped) started() {
+	for _, f := range p.child {
+		f.Close()
+	}
+	p.child = nil
+}
+
+// finish waits a moment for the last output; a daemon that escaped a
+// process-group shell may hold the pipe open.
+func (p *piped) finish() {
+	done := make(chan struct{})
+	go func() { p.copies.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+	}
+}
+
+func (p *piped) close() { p.started() }
