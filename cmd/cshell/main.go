@@ -49,7 +49,7 @@ func usageError(format string, a ...any) error {
 
 // stateDirPath is the state dir the flags and environment name.
 func (g *globals) stateDirPath() string {
-	home, _ := os.UserHomeDir()
+	home, _ := homes()
 	return shells.StateDir(g.stateDir, home)
 }
 

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/user"
 	"regexp"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -123,6 +125,7 @@ func runForeground(cmd *cobra.Command, g *globals, o *runOptions, args []string)
 	ro.Expose, ro.ExposePublic = o.expose, o.exposePublic
 	ro.AllowHosts = o.allowHosts
 	ro.StateDir = g.stateDirPath()
+	ro.ConfigFile, _ = g.configPath(req.Home)
 	ro.Session = o.session
 	if o.background {
 		return runBackground(g, o, ro)
@@ -148,12 +151,14 @@ func runForeground(cmd *cobra.Command, g *globals, o *runOptions, args []string)
 // project file).
 func policyInputs(g *globals, o *runOptions) (policy.FilesystemRequest, *policy.Config, error) {
 	var req policy.FilesystemRequest
-	cwd, err := os.Getwd()
+	// The directory this process is in, as the kernel has it: $PWD may
+	// name it through a link (cd into a planted one, say).
+	cwd, err := syscall.Getwd()
 	if err != nil {
-		return req, nil, &exitError{code: exitCshell, err: err}
+		return req, nil, &exitError{code: exitCshell, err: fmt.Errorf("find the current directory: %w", err)}
 	}
-	home, _ := os.UserHomeDir()
-	req = policy.FilesystemRequest{Home: home, Cwd: cwd, Workdir: o.workdir, RW: o.rw, RO: o.ro, Hide: o.hide}
+	home, passwd := homes()
+	req = policy.FilesystemRequest{Home: home, PasswdHome: passwd, Cwd: cwd, Workdir: o.workdir, RW: o.rw, RO: o.ro, Hide: o.hide}
 	projectDir := cwd
 	if o.workdir != "" {
 		if projectDir, err = policy.ExpandPath(o.workdir, home, cwd); err != nil {
@@ -168,13 +173,36 @@ func policyInputs(g *globals, o *runOptions) (policy.FilesystemRequest, *policy.
 	return req, cfg, nil
 }
 
+// homes are $HOME (the passwd database's home when it is unset) and the
+// passwd database's home when it differs: secrets are hidden in both.
+func homes() (string, string) {
+	home := os.Getenv("HOME")
+	passwd := ""
+	if u, err := user.LookupId(strconv.Itoa(os.Geteuid())); err == nil {
+		passwd = u.HomeDir
+	}
+	if home == "" {
+		home = passwd
+	}
+	if passwd == home {
+		passwd = ""
+	}
+	return home, passwd
+}
+
+// configPath is the global configuration file: --config, else the
+// default place.
+func (g *globals) configPath(home string) (string, bool) {
+	if g.config != "" {
+		return g.config, true
+	}
+	return policy.DefaultGlobalPath(home), false
+}
+
 // loadConfig reads the global file and the project file, printing a
 // warning for each loosening line of the project file.
 func loadConfig(g *globals, home, projectDir string) (*policy.Config, error) {
-	path, explicit := g.config, g.config != ""
-	if !explicit {
-		path = policy.DefaultGlobalPath(home)
-	}
+	path, explicit := g.configPath(home)
 	cfg, warnings, err := policy.Load(path, explicit, projectDir)
 	if err != nil {
 		return nil, err

@@ -47,9 +47,10 @@ Register it with an agent host, for example:
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 			defer stop()
+			configFile, _ := g.configPath(req.Home)
 			return m.Serve(ctx, shells.ServeOptions{
 				Run: shells.RunOptions{Isolation: iso, FS: req, Env: o.env, Config: cfg, AllowHosts: o.allowHosts,
-					StateDir: g.stateDirPath(), Stderr: g.stderr, Log: g.log},
+					StateDir: g.stateDirPath(), ConfigFile: configFile, Stderr: g.stderr, Log: g.log},
 				Version: version,
 				In:      os.Stdin,
 				Out:     os.Stdout,
