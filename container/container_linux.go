@@ -77,7 +77,7 @@ func newContainerRunner() (Runner, error) {
 func (r *containerRunner) Isolation() Isolation { return Container }
 
 func (r *containerRunner) Start(s *Spec) (Shell, error) {
-	spec, err := r.spec(s)
+	spec, checks, err := r.spec(s)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 	}
@@ -100,7 +100,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	}
 	nnp := true
 	p := &libcontainer.Process{
-		Args:            append([]string{initPath, pid1Arg}, shellArgs(hostLookPath, s.Command)...),
+		Args:            append(append([]string{initPath, pid1Arg}, checkArgs(checks)...), shellArgs(hostLookPath, s.Command)...),
 		Env:             s.Env,
 		Cwd:             s.FS.Workdir,
 		NoNewPrivileges: &nnp,
@@ -228,7 +228,7 @@ func (sh *ctr) Close() error {
 // spec builds the OCI runtime spec of a shell: the host's filesystem
 // read-only, the policy's writable, read-only and hidden paths, private
 // /tmp, /run and /dev, and every namespace, with no capability left.
-func (r *containerRunner) spec(s *Spec) (*specs.Spec, error) {
+func (r *containerRunner) spec(s *Spec) (*specs.Spec, []mountCheck, error) {
 	uid, gid := uint32(os.Geteuid()), uint32(os.Getegid())
 	noCaps := &specs.LinuxCapabilities{Bounding: []string{}, Effective: []string{}, Permitted: []string{}}
 	sp := &specs.Spec{
@@ -280,12 +280,12 @@ func (r *containerRunner) spec(s *Spec) (*specs.Spec, error) {
 		// Root's containers get cgroups; deny every device but the defaults.
 		sp.Linux.Resources = &specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}}}
 	}
-	binds, err := r.binds(s)
+	binds, checks, err := r.binds(s)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sp.Mounts = append(sp.Mounts, binds...)
-	return sp, nil
+	return sp, checks, nil
 }
 
 // binds lists the bind mounts: each top-level host directory read-only,
@@ -294,13 +294,13 @@ func (r *containerRunner) spec(s *Spec) (*specs.Spec, error) {
 // down to a deeper mount becomes a mount point itself, so that no shell
 // can rename it and carry a hidden path, cshell's state or a read-only
 // path away with it (rename(2) refuses a mount point: EBUSY).
-func (r *containerRunner) binds(s *Spec) ([]specs.Mount, error) {
+func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 	ro := []string{"rbind", "rro", "nosuid", "nodev"}
 	rw := []string{"rbind", "rw", "nosuid", "nodev"}
 	var top []specs.Mount
 	entries, err := os.ReadDir("/")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, e := range entries {
 		name := "/" + e.Name()
@@ -330,7 +330,7 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, error) {
 	hide := slices.Clone(s.FS.Hide)
 	for _, m := range s.FS.Missing {
 		if err := makeMissing(m); err != nil {
-			return nil, fmt.Errorf("make %s to hide it: %w", m.Path, err)
+			return nil, nil, fmt.Errorf("make %s to hide it: %w", m.Path, err)
 		}
 		hide = append(hide, m.Path)
 	}
@@ -341,24 +341,38 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, error) {
 		hide = append(hide, r.dir)
 	}
 	var extra []specs.Mount
+	var checks []mountCheck
 	dests := map[string]bool{}
+	// bindAs binds src at dest and remembers what must be found there: the
+	// source as it is now (its path has no link left: the policy resolved
+	// it, so a link found on the way means it changed meanwhile).
+	bindAs := func(dest, src string, opts []string) error {
+		id, err := identify(src)
+		if err != nil {
+			return err
+		}
+		extra = append(extra, specs.Mount{Destination: dest, Type: "bind", Source: src, Options: opts})
+		checks = append(checks, mountCheck{path: dest, id: id})
+		dests[dest] = true
+		return nil
+	}
 	for _, b := range policy {
-		src := b.path
 		opts := ro
 		if b.writable {
 			opts = rw
 		}
-		extra = append(extra, specs.Mount{Destination: b.path, Type: "bind", Source: src, Options: opts})
-		dests[b.path] = true
+		if err := bindAs(b.path, b.path, opts); err != nil {
+			return nil, nil, err
+		}
 	}
 	for _, p := range hide {
 		src := filepath.Join(r.hidden, "file")
 		if st, err := os.Lstat(p); err == nil && st.IsDir() {
 			src = filepath.Join(r.hidden, "dir")
 		}
-		extra = append(extra, specs.Mount{Destination: p, Type: "bind", Source: src,
-			Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
-		dests[p] = true
+		if err := bindAs(p, src, []string{"bind", "ro", "nosuid", "nodev", "noexec"}); err != nil {
+			return nil, nil, err
+		}
 	}
 	// Pin the directories between a writable mount and a deeper mount.
 	writableAt := func(p string) (covered, writable bool) {
@@ -385,12 +399,13 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, error) {
 			if dests[a] || !writable {
 				continue
 			}
-			extra = append(extra, specs.Mount{Destination: a, Type: "bind", Source: a, Options: rw})
-			dests[a] = true
+			if err := bindAs(a, a, rw); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
 	sort.SliceStable(extra, func(i, j int) bool { return depth(extra[i].Destination) < depth(extra[j].Destination) })
-	return append(top, extra...), nil
+	return append(top, extra...), checks, nil
 }
 
 func underOrSame(p, root string) bool {
@@ -410,6 +425,50 @@ func (r *containerRunner) visible(fsys policy.Filesystem) bool {
 		}
 	}
 	return false
+}
+
+// mountCheck is what PID 1 must find at path before the command runs:
+// the file with this identity, reached with no symbolic link on the way.
+// runc's init looks the paths up again when it mounts, after cshell
+// resolved them; a shell that swapped a directory for a link meanwhile
+// would have had another directory bound, or a hidden path bound
+// elsewhere. PID 1 checks, and refuses to run the command (exit 125).
+type mountCheck struct {
+	path string
+	id   string // "DEV:INO"
+}
+
+// identify returns the identity of path, which must have no link in it.
+func identify(path string) (string, error) {
+	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if errors.Is(err, unix.ENOSYS) {
+		fd, err = unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	}
+	if errors.Is(err, unix.ELOOP) {
+		return "", fmt.Errorf("%s changed while the shell was starting (a symbolic link appeared on the way); try again", path)
+	}
+	if err != nil {
+		return "", fmt.Errorf("open %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d:%d", st.Dev, st.Ino), nil
+}
+
+// checkArgs are PID 1's arguments that list the checks, one a mount:
+// "--check=DEV:INO PATH".
+func checkArgs(checks []mountCheck) []string {
+	args := make([]string, len(checks))
+	for i, c := range checks {
+		args[i] = "--check=" + c.id + " " + c.path
+	}
+	return args
 }
 
 // makeMissing makes a hidden path that does not exist yet: an empty

@@ -3,6 +3,7 @@ package container
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -78,8 +79,58 @@ func TestContainerRunsAndExits(t *testing.T) {
 	if err != nil || ex.Code != 3 {
 		t.Fatalf("exit %+v, %v", ex, err)
 	}
-	if got := out.String(); got != "init=/.cshell/cshell __pid1 /usr/bin/bash -c "+`echo "init=$(tr '\0' ' ' </proc/1/cmdline) host=$(hostname)"; exit 3`+"  host=cshell\n" {
+	bash := shellArgs(hostLookPath, "")[0]
+	got := out.String()
+	if !strings.HasPrefix(got, "init=/.cshell/cshell __pid1 --check=") ||
+		!strings.HasSuffix(got, " "+bash+" -c "+`echo "init=$(tr '\0' ' ' </proc/1/cmdline) host=$(hostname)"; exit 3`+"  host=cshell\n") {
 		t.Errorf("output %q", got)
+	}
+}
+
+// TestPid1ChecksMounts runs the C PID 1 (the test binary, as "__pid1")
+// with mount checks: the command runs only when every path is the file
+// named, reached without a symbolic link.
+func TestPid1ChecksMounts(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	id, err := identify(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := identify(dir)
+	for _, c := range []struct {
+		checks []string
+		code   int
+	}{
+		{[]string{id + " " + real}, 0},
+		{[]string{id + " " + real, other + " " + dir}, 0},
+		{[]string{other + " " + real}, 125},
+		{[]string{id + " " + real, id + " " + dir}, 125},
+		{[]string{id + " " + filepath.Join(dir, "link")}, 125},
+		{[]string{id + " " + filepath.Join(dir, "link", ".")}, 125},
+		{[]string{"garbage"}, 125},
+	} {
+		args := []string{pid1Arg}
+		for _, ch := range c.checks {
+			args = append(args, "--check="+ch)
+		}
+		cmd := exec.Command(os.Args[0], append(args, "/bin/sh", "-c", "exit 0")...)
+		out, _ := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != c.code {
+			t.Errorf("checks %q: exit %d, want %d (%s)", c.checks, code, c.code, out)
+		}
+		if c.code == 125 && c.checks[0] != "garbage" && !strings.Contains(string(out), "is not what cshell bound there") {
+			t.Errorf("checks %q: %q", c.checks, out)
+		}
+	}
+	if _, err := identify(filepath.Join(dir, "link")); err == nil {
+		t.Errorf("identify followed a link")
 	}
 }
 

@@ -5,6 +5,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -102,6 +104,55 @@ static void close_from(int fd)
 		close(fd);
 }
 
+// open_plain opens path (O_PATH) with no symbolic link on the way: openat2
+// with RESOLVE_NO_SYMLINKS, else one component at a time with O_NOFOLLOW.
+static int open_plain(const char *path)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	char buf[PATH_MAX], *part, *save = NULL;
+	int fd, next;
+
+	fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
+		return fd;
+	if (strlen(path) >= sizeof(buf) || path[0] != '/')
+		return -1;
+	strcpy(buf, path);
+	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	for (part = strtok_r(buf, "/", &save); fd >= 0 && part; part = strtok_r(NULL, "/", &save)) {
+		next = openat(fd, part, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		fd = next;
+	}
+	return fd;
+}
+
+// check_mount verifies one mount cshell set up, before anything runs:
+// spec is "DEV:INO PATH", and PATH must be that file, reached with no
+// symbolic link on the way. runc's init looked the paths up again after
+// cshell resolved them, and a shell that can write a parent could have
+// swapped a directory for a link in between.
+static int check_mount(const char *spec)
+{
+	unsigned long long dev, ino;
+	const char *path = strchr(spec, ' ');
+	struct stat st;
+	int fd;
+
+	if (!path || sscanf(spec, "%llu:%llu", &dev, &ino) != 2)
+		return -1;
+	path++;
+	fd = open_plain(path);
+	if (fd < 0 || fstat(fd, &st) < 0 || (unsigned long long)st.st_dev != dev || (unsigned long long)st.st_ino != ino) {
+		fprintf(stderr, "cshell: %s is not what cshell bound there (a shell may have swapped a directory on its way while this one started); nothing ran, try again\n", path);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 // reap collects every exited child, orphans included, and ends PID 1 with
 // the command's status once the command is among them.
 static void reap(pid_t child)
@@ -124,6 +175,14 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 
 	if (argc < 3 || strcmp(argv[1], "__pid1") != 0)
 		return;
+	while (argc >= 3 && strncmp(argv[2], "--check=", 8) == 0) {
+		if (check_mount(argv[2] + 8) < 0)
+			_exit(125);
+		argv++; // the command follows the checks
+		argc--;
+	}
+	if (argc < 3)
+		_exit(125);
 
 	// The command runs as our user: were we dumpable, it could ptrace us
 	// (and clear the parent-death signal below, outliving the

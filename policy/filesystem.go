@@ -190,6 +190,21 @@ func NewFilesystem(r FilesystemRequest) (Filesystem, error) {
 		fsys.Read = slices.DeleteFunc(fsys.Read, func(r string) bool { return pathUnderAny(r, []string{rp}) })
 		fsys.Hide = appendNew(fsys.Hide, rp)
 	}
+	// A hidden path inside another is hidden with it (and no mount point
+	// may be made inside a stand-in); the working directory may not be.
+	under := func(p string, except string) bool {
+		for _, h := range fsys.Hide {
+			if h != except && pathUnderAny(p, []string{h}) {
+				return true
+			}
+		}
+		return false
+	}
+	fsys.Hide = slices.DeleteFunc(fsys.Hide, func(h string) bool { return under(h, h) })
+	fsys.Missing = slices.DeleteFunc(fsys.Missing, func(m MissingPath) bool { return under(m.Path, "") })
+	if under(fsys.Workdir, "") {
+		return fsys, fmt.Errorf("%w: working directory %s is hidden from shells (it lies in a hidden path); work in another directory", ErrPath, fsys.Workdir)
+	}
 	// A path both hidden and writable stays hidden; one both read-only and
 	// writable stays read-only.
 	fsys.Write = slices.DeleteFunc(fsys.Write, func(p string) bool {

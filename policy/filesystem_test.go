@@ -536,3 +536,24 @@ func TestLinksNoShellCouldPlant(t *testing.T) {
 		t.Errorf("a link in a directory anyone may write: %v", err)
 	}
 }
+
+func TestNestedHiddenPaths(t *testing.T) {
+	f := newFSFixture(t)
+	fsys, err := NewFilesystem(FilesystemRequest{Home: f.home, Cwd: f.cwd, Hide: []string{"~/.config", "~/.ssh/x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range fsys.Hide {
+		if strings.HasPrefix(h, filepath.Join(f.home, ".config")+"/") || strings.HasPrefix(h, filepath.Join(f.home, ".ssh")+"/") {
+			t.Errorf("%s hidden inside a hidden path: %v", h, fsys.Hide)
+		}
+	}
+	for _, m := range fsys.Missing {
+		if strings.HasPrefix(m.Path, filepath.Join(f.home, ".config")+"/") {
+			t.Errorf("%s to be made inside a hidden path", m.Path)
+		}
+	}
+	if _, err := NewFilesystem(FilesystemRequest{Home: f.home, Cwd: filepath.Join(f.home, ".ssh")}); !errors.Is(err, ErrPath) {
+		t.Errorf("a workdir in a hidden path: %v", err)
+	}
+}
