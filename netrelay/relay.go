@@ -11,4 +11,7 @@ type Target struct {
 	// family (unix.AF_INET or AF_INET6); Relay owns it from then on.
 	Socket func(family int) (int, error)
 	Addrs  []netip.AddrPort
+	// Max bounds the connections relayed at once; one past it is reset
+	// as soon as it is accepted. 0: no bound.
+	Max int
 }

@@ -137,6 +137,7 @@ type relay struct {
 	ticking       bool     // tick is armed
 	idle          time.Duration
 	t             Target
+	active        int              // relayed connections, against t.Max
 	conns         map[int]*relayed // by both descriptors
 	pipes         [][2]int         // spare empty pipes
 	closing       []int            // sockets to close once the current batch of events is done
@@ -158,6 +159,7 @@ type relayed struct {
 	up, down    flow          // front to back, back to front
 	last        time.Time     // when it last moved (with an idle limit)
 	done        chan struct{} // closed when it ends (a carried pair)
+	counted     bool          // accepted by Relay: counts against Target.Max
 }
 
 // flow is one direction of a connection.
@@ -413,8 +415,17 @@ func (r *relay) accept() {
 			time.Sleep(10 * time.Millisecond)
 			return
 		}
+		if r.t.Max > 0 && r.active >= r.t.Max {
+			// Over the bound: reset at once, so that a flood costs the
+			// supervisor no descriptor and the client no wait.
+			_ = unix.SetsockoptLinger(fd, unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
+			unix.Close(fd)
+			continue
+		}
 		c := newRelayed(fd, -1)
 		c.addrs = r.t.Addrs
+		c.counted = true
+		r.active++
 		r.conns[fd] = c
 		if !r.dial(c) || r.watch(fd, connEvents) != nil {
 			r.drop(c)
@@ -611,6 +622,10 @@ func (r *relay) drop(c *relayed) {
 		}
 	}
 	c.front, c.back = -1, -1
+	if c.counted {
+		c.counted = false
+		r.active--
+	}
 	if c.done != nil {
 		close(c.done)
 		c.done = nil

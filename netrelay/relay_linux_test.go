@@ -504,3 +504,61 @@ func TestRelaySleepsWhenIdle(t *testing.T) {
 		t.Errorf("the process used %s of CPU in %s with the connection idle", used, idle)
 	}
 }
+
+// TestRelayBoundsConnections holds Max connections open: the next ones
+// are reset at once, and once one ends another is taken.
+func TestRelayBoundsConnections(t *testing.T) {
+	echo := startServer(t, func(c net.Conn) {
+		io.Copy(struct{ io.Writer }{c}, struct{ io.Reader }{c})
+		c.Close()
+	})
+	front, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	target := HostTarget(addrPort(t, echo))
+	target.Max = 5
+	go func() { Relay(ctx, front, target); close(done) }()
+	defer func() { cancel(); <-done }()
+	ping := func(c net.Conn) error {
+		c.SetDeadline(time.Now().Add(2 * time.Second))
+		if _, err := c.Write([]byte("ping")); err != nil {
+			return err
+		}
+		_, err := io.ReadFull(c, make([]byte, 4))
+		return err
+	}
+	var held []net.Conn
+	for range 5 {
+		c, err := net.Dial("tcp", front.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ping(c); err != nil {
+			t.Fatalf("a connection within the bound: %v", err)
+		}
+		held = append(held, c)
+	}
+	over, err := net.Dial("tcp", front.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	if err := ping(over); err == nil || time.Since(t0) > time.Second {
+		t.Errorf("a connection past the bound: %v after %v, want a reset at once", err, time.Since(t0))
+	}
+	held[0].Close()
+	time.Sleep(100 * time.Millisecond)
+	again, err := net.Dial("tcp", front.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ping(again); err != nil {
+		t.Errorf("a connection after one ended: %v", err)
+	}
+	for _, c := range append(held[1:], again, over) {
+		c.Close()
+	}
+}
