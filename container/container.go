@@ -61,13 +61,38 @@ type Spec struct {
 	// socket factory (see netrelay.Factory). The process runner ignores it:
 	// its shells share this machine's network.
 	Sockets *os.File
+
+	// Token marks the processes of a process-runner shell (TokenVar);
+	// empty: the runner makes one. Containers need none.
+	Token string
+}
+
+// Token returns the shell's token (process runner), or "".
+type tokened interface{ Token() string }
+
+// ShellToken returns the token a shell's processes carry, or "" (a
+// container's).
+func ShellToken(sh Shell) string {
+	if t, ok := sh.(tokened); ok {
+		return t.Token()
+	}
+	return ""
 }
 
 // Exit is how a shell ended.
 type Exit struct {
 	Code   int            // the command's exit code, or 128+N for signal N
 	Signal syscall.Signal // the signal that ended it, when known
+	// Escaped are processes of the shell that had left its process group
+	// (a daemon that called setsid, say) and were killed at its end. Only
+	// the process runner has them: a container's PID namespace ends whole.
+	Escaped []int
 }
+
+// TokenVar names the variable the process runner marks each shell's
+// processes with (a random value per shell): without namespaces, it is
+// how cshell finds, and proves it started, what left the process group.
+const TokenVar = "CSHELL_SHELL"
 
 // Runner starts shells.
 type Runner interface {

@@ -3,12 +3,16 @@
 package container
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,7 +30,13 @@ func (processRunner) Start(s *Spec) (Shell, error) {
 	argv := shellArgs(exec.LookPath, s.Command)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = s.FS.Workdir
-	cmd.Env = s.Env
+	token := s.Token
+	if token == "" {
+		token = newToken()
+	}
+	cmd.Env = append(slices.Clone(s.Env), TokenVar+"="+token)
+	// A daemon that escaped may hold the output pipe: Wait returns anyway.
+	cmd.WaitDelay = 2 * time.Second
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.Stdin, s.Stdout, s.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	setParentDeath(cmd.SysProcAttr)
@@ -41,15 +51,18 @@ func (processRunner) Start(s *Spec) (Shell, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
-	return &group{cmd: cmd, tty: tty}, nil
+	return &group{cmd: cmd, tty: tty, token: token}, nil
 }
 
 // group is a command running in its own process group.
 type group struct {
-	cmd  *exec.Cmd
-	tty  int
-	once sync.Once
+	cmd   *exec.Cmd
+	tty   int
+	token string
+	once  sync.Once
 }
+
+func (g *group) Token() string { return g.token }
 
 func (g *group) Pid() int          { return g.cmd.Process.Pid }
 func (g *group) Console() *os.File { return nil }
@@ -69,19 +82,31 @@ func (g *group) Signal(sig os.Signal) error {
 
 func (g *group) Kill() error { return g.Signal(syscall.SIGKILL) }
 
+// Wait waits for the command, then ends what it left: the rest of its
+// process group, and processes that carry its token but left the group.
 func (g *group) Wait() (Exit, error) {
 	err := g.cmd.Wait()
 	if g.tty >= 0 {
 		g.once.Do(func() { reclaimTerminal(g.tty) })
 	}
+	// The group is found by token, not by its id: once the leader is
+	// reaped, its id may be another's.
+	escaped := Sweep(g.token, g.cmd.Process.Pid)
 	st, ok := g.cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if !ok {
-		return Exit{}, err
+		return Exit{Escaped: escaped}, err
 	}
 	if st.Signaled() {
-		return Exit{Code: 128 + int(st.Signal()), Signal: st.Signal()}, nil
+		return Exit{Code: 128 + int(st.Signal()), Signal: st.Signal(), Escaped: escaped}, nil
 	}
-	return Exit{Code: st.ExitStatus()}, nil
+	return Exit{Code: st.ExitStatus(), Escaped: escaped}, nil
+}
+
+// newToken makes a shell's token.
+func newToken() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // reclaimTerminal makes our own process group the terminal's foreground
