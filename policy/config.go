@@ -24,6 +24,10 @@ const (
 	DefaultMaxConcurrent = 4
 	DefaultNotify        = "wake"
 	DefaultMaxLogBytes   = int64(1) << 30
+	// DefaultMaxConnections bounds the connections relayed at once to one
+	// exposed port: a flood must not take the supervisor to its
+	// descriptor limit (each costs two, and a pipe while it moves).
+	DefaultMaxConnections = 1024
 )
 
 // notifyRank orders notify levels from quietest to loudest.
@@ -52,6 +56,8 @@ type ShellsConfig struct {
 	MaxConcurrent *int   `json:"maxConcurrent,omitempty"`
 	Notify        string `json:"notify,omitempty"`
 	MaxLogBytes   *int64 `json:"maxLogBytes,omitempty"`
+	// MaxConnections bounds the connections relayed at once per exposed port.
+	MaxConnections *int `json:"maxConnections,omitempty"`
 }
 
 // NetworkConfig lists the hosts a shell may reach through the proxy, and
@@ -100,6 +106,14 @@ func (c *Config) MaxLogBytes() int64 {
 	return *c.Shells.MaxLogBytes
 }
 
+// MaxConnections bounds the connections relayed at once to an exposed port.
+func (c *Config) MaxConnections() int {
+	if c.Shells.MaxConnections == nil {
+		return DefaultMaxConnections
+	}
+	return *c.Shells.MaxConnections
+}
+
 // Parse reads a configuration written as JSON with comments. name is used
 // in errors, which give the line and column of the problem. data is not
 // modified.
@@ -133,7 +147,7 @@ func Parse(name string, data []byte) (*Config, error) {
 // schema lists the settings; nil marks a leaf. Keys match exactly, so a
 // misspelt or wrongly cased key is an error rather than silently unused.
 var schema = map[string]map[string]bool{
-	"shells":     {"enabled": true, "maxConcurrent": true, "notify": true, "maxLogBytes": true},
+	"shells":     {"enabled": true, "maxConcurrent": true, "notify": true, "maxLogBytes": true, "maxConnections": true},
 	"network":    {"allow": true, "deny": true},
 	"filesystem": {"allowWrite": true, "denyRead": true},
 	"env":        {"pass": true},
@@ -199,6 +213,9 @@ func (c *Config) validate() *fieldError {
 		if _, ok := notifyRank[n]; !ok {
 			return invalid("/shells/notify", "shells.notify must be wake, note or none, not %q", n)
 		}
+	}
+	if n := c.Shells.MaxConnections; n != nil && (*n < 1 || *n > 1<<20) {
+		return invalid("/shells/maxConnections", "shells.maxConnections must be from 1 to %d, not %d", 1<<20, *n)
 	}
 	if n := c.Shells.MaxLogBytes; n != nil && *n < 4096 {
 		return invalid("/shells/maxLogBytes", "shells.maxLogBytes must be at least 4096, not %d", *n)

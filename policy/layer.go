@@ -44,6 +44,13 @@ func Layer(global, project *Config, projectName string) (*Config, []string) {
 			out.Shells.MaxLogBytes = n
 		}
 	}
+	if n := project.Shells.MaxConnections; n != nil {
+		if *n > global.MaxConnections() {
+			ignore("shells.maxConnections=%d (global: %d)", *n, global.MaxConnections())
+		} else {
+			out.Shells.MaxConnections = n
+		}
+	}
 	if n := project.Shells.Notify; n != "" {
 		if notifyRank[n] > notifyRank[global.Notify()] {
 			ignore("shells.notify=%q (global: %q)", n, global.Notify())

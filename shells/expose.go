@@ -89,16 +89,18 @@ func listenerFiles(ls []*net.TCPListener) ([]*os.File, error) {
 
 // serveExposes relays each listener to its port inside the shell until ctx
 // ends; wait for the returned group before relying on the ports being shut.
-func serveExposes(ctx context.Context, f *netrelay.Factory, ls []net.Listener, ports []int, wg *sync.WaitGroup) {
+func serveExposes(ctx context.Context, f *netrelay.Factory, ls []net.Listener, ports []int, max int, wg *sync.WaitGroup) {
 	for i, l := range ls {
 		port := ports[i]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			// 127.0.0.1 first, then ::1, for servers that bind localhost as IPv6 only.
-			netrelay.Relay(ctx, l, f.Target(
+			t := f.Target(
 				netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)),
-				netip.AddrPortFrom(netip.IPv6Loopback(), uint16(port))))
+				netip.AddrPortFrom(netip.IPv6Loopback(), uint16(port)))
+			t.Max = max
+			netrelay.Relay(ctx, l, t)
 		}()
 	}
 }
@@ -187,7 +189,7 @@ func (m *Manager) askInfo(id string) (infoReply, int, error) {
 
 // reachSession makes the given host addresses reachable at 127.0.0.1:PORT
 // inside a foreground shell: a listener inside its namespace relays to each.
-func (m *Manager) reachSession(ctx context.Context, f *netrelay.Factory, hosts []exposing, wg *sync.WaitGroup) {
+func (m *Manager) reachSession(ctx context.Context, f *netrelay.Factory, hosts []exposing, max int, wg *sync.WaitGroup) {
 	for _, host := range hosts {
 		inner, err := f.Listen(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), host.host.Port()))
 		if err != nil {
@@ -196,7 +198,9 @@ func (m *Manager) reachSession(ctx context.Context, f *netrelay.Factory, hosts [
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			netrelay.Relay(ctx, inner, m.stillExposed(netrelay.HostTarget(host.host), host))
+			t := m.stillExposed(netrelay.HostTarget(host.host), host)
+			t.Max = max
+			netrelay.Relay(ctx, inner, t)
 		}()
 	}
 }

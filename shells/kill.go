@@ -17,6 +17,15 @@ type KillResult struct {
 	Err             error // this shell could not be stopped (KillSession)
 }
 
+// Text is the line kill prints for a shell it stopped.
+func (r *KillResult) Text() string {
+	s := fmt.Sprintf("killed %s: %s", r.Meta.ID, sanitize(r.Meta.Command))
+	if n := len(r.Meta.Escaped); n > 0 {
+		s += fmt.Sprintf("; also killed %d process(es) that had left the shell's process group (pid %s)", n, joinInts(r.Meta.Escaped))
+	}
+	return s
+}
+
 // Kill sends sig to the shell's process group, and after grace kills
 // everything left; it returns once the shell is gone.
 func (m *Manager) Kill(ref string, sig syscall.Signal, grace time.Duration) (*KillResult, error) {

@@ -1,6 +1,7 @@
 package shells
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -192,6 +193,14 @@ func (v *logView) read(from, to int64) ([]byte, error) {
 	return b[:n], nil
 }
 
+// lastLinesWithin is lastLines, looking back at most scan bytes: where
+// the last n lines start, or end-scan if they start before.
+func (v *logView) lastLinesWithin(n int, scan int64) int64 {
+	w := *v
+	w.start = max(v.start, v.end-scan)
+	return w.lastLines(n)
+}
+
 // lastLines finds where the last n lines start, reading backwards in
 // chunks: the cost follows the size of those lines, not of the log.
 func (v *logView) lastLines(n int) int64 {
@@ -227,4 +236,46 @@ func (v *logView) Close() {
 	for _, s := range v.segs {
 		s.f.Close()
 	}
+}
+
+// lastNewline returns the offset just past the last newline in [from, to),
+// or from when there is none (or to, when that line is longer than a read
+// can hold back: it is then written in pieces).
+func (v *logView) lastNewline(from, to int64) int64 {
+	buf := make([]byte, 64<<10)
+	for hi := to; hi > from; {
+		lo := max(from, hi-int64(len(buf)))
+		k, _ := v.ReadAt(buf[:hi-lo], lo)
+		if i := bytes.LastIndexByte(buf[:k], '\n'); i >= 0 {
+			return lo + int64(i) + 1
+		}
+		hi = lo
+		if to-hi > 1<<20 {
+			return to
+		}
+	}
+	return from
+}
+
+// nextLine returns the start of the first whole line at or after off:
+// off itself when a line ends just before it.
+func (v *logView) nextLine(off int64) int64 {
+	if off <= v.start && off == 0 {
+		return off
+	}
+	if b, _ := v.read(off-1, off); len(b) == 1 && b[0] == '\n' {
+		return off
+	}
+	buf := make([]byte, 64<<10)
+	for pos := off; pos < v.end; {
+		k, _ := v.ReadAt(buf[:min(int64(len(buf)), v.end-pos)], pos)
+		if k == 0 {
+			break
+		}
+		if i := bytes.IndexByte(buf[:k], '\n'); i >= 0 {
+			return pos + int64(i) + 1
+		}
+		pos += int64(k)
+	}
+	return v.end
 }

@@ -112,23 +112,58 @@ func TestCollect(t *testing.T) {
 	defer v.Close()
 	m := &Manager{}
 
-	out, start, err := m.collect(v, 0, v.end, nil)
-	if err != nil || len(out) != maxRead || start != v.end-maxRead || start%16 != 0 {
-		t.Errorf("unfiltered: %d bytes from %d (%v)", len(out), start, err)
+	c, err := m.collect(v, 0, v.end, nil)
+	if err != nil || len(c.out) != maxRead || c.start != v.end-maxRead || c.start%16 != 0 {
+		t.Errorf("unfiltered: %d bytes from %d (%v)", len(c.out), c.start, err)
 	}
-	out, start, _ = m.collect(v, 100*16, 110*16, nil)
-	if start != 1600 || !bytes.HasPrefix(out, []byte("line 0000000100\n")) || len(out) != 160 {
-		t.Errorf("small range: %q from %d", out, start)
+	c, _ = m.collect(v, 100*16, 110*16, nil)
+	if c.start != 1600 || !bytes.HasPrefix(c.out, []byte("line 0000000100\n")) || len(c.out) != 160 {
+		t.Errorf("small range: %q from %d", c.out, c.start)
 	}
 	re := regexp.MustCompile(`7$`)
-	out, start, _ = m.collect(v, 0, v.end, re)
-	if start != 0 || bytes.Count(out, []byte("\n")) != 1000 {
-		t.Errorf("filtered: %d lines from %d", bytes.Count(out, []byte("\n")), start)
+	c, _ = m.collect(v, 0, v.end, re)
+	if c.start != 0 || bytes.Count(c.out, []byte("\n")) != 1000 || c.scanned != v.end {
+		t.Errorf("filtered: %d lines from %d", bytes.Count(c.out, []byte("\n")), c.start)
 	}
 	// A filter keeping more than the cap keeps the newest matches.
-	out, start, _ = m.collect(v, 0, v.end, regexp.MustCompile(`line`))
-	if len(out) > maxRead || start == 0 || !bytes.HasSuffix(out, []byte("line 0000009999\n")) || start%16 != 0 {
-		t.Errorf("filtered over the cap: %d bytes from %d", len(out), start)
+	c, _ = m.collect(v, 0, v.end, regexp.MustCompile(`line`))
+	if len(c.out) > maxRead || c.start == 0 || !bytes.HasSuffix(c.out, []byte("line 0000009999\n")) || c.start%16 != 0 {
+		t.Errorf("filtered over the cap: %d bytes from %d", len(c.out), c.start)
+	}
+}
+
+// TestCollectLongLines filters a log of very long lines: what comes back
+// and what is held stay within the cap; a long matching line is cut and
+// said so; a line without its end yet is judged too.
+func TestCollectLongLines(t *testing.T) {
+	dir := t.TempDir()
+	w, err := openLogWriter(testDir(t, dir), 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(bytes.Repeat([]byte("m"), 3<<20))
+	w.Write([]byte("\nshort match\n"))
+	w.Write(bytes.Repeat([]byte("n"), 3<<20))
+	w.Close()
+	v, _ := openLogView(testDir(t, dir))
+	defer v.Close()
+	m := &Manager{}
+	for _, tc := range []struct {
+		re   string
+		cuts int
+		want string
+	}{
+		{"m", 1, "short match\n"},
+		{"^n", 1, ""},
+		{"short", 0, "short match\n"},
+	} {
+		c, err := m.collect(v, 0, v.end, regexp.MustCompile(tc.re))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.out) > maxRead || len(c.cut) != tc.cuts || !bytes.Contains(c.out, []byte(tc.want)) || c.scanned != v.end {
+			t.Errorf("%s: %d bytes, %d cut, scanned to %d of %d", tc.re, len(c.out), len(c.cut), c.scanned, v.end)
+		}
 	}
 }
 

@@ -49,6 +49,8 @@ type Meta struct {
 	Timeout        float64    `json:"timeout_seconds,omitempty"`
 	EndReason      string     `json:"end_reason,omitempty"` // session, for killed (session ended)
 	LogDropped     int64      `json:"log_dropped_bytes"`
+	Escaped        []int      `json:"escaped_pids,omitempty"` // process runner: killed at the end, outside the group
+	Token          string     `json:"token,omitempty"`        // process runner: what the shell's processes carry (container.TokenVar)
 	Supervisor     int        `json:"supervisor_pid,omitempty"`
 	SupervisorTime uint64     `json:"supervisor_start_time,omitempty"` // /proc start time, against pid reuse
 }

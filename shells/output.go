@@ -14,12 +14,17 @@ import (
 	"github.com/cshell/cshell/policy"
 )
 
-// Limits of one output read.
+// Limits of one output read: what it returns, and what it costs.
 const (
 	maxRead    = 64 << 10 // bytes of output one read returns at most
 	firstLines = 200      // lines the first read of a shell returns
 	maxWait    = 60 * time.Second
 	pollEvery  = 20 * time.Millisecond
+	// A filtered read looks at most maxScan bytes of the log (the next
+	// read goes on from there), and judges a line on its first maxLine
+	// bytes, which is all it keeps of it.
+	maxScan = 64 << 20
+	maxLine = maxRead - 512
 )
 
 // OutputOptions is one `cshell output`.
@@ -27,6 +32,7 @@ type OutputOptions struct {
 	Wait     time.Duration  // block until new output or the end; at most maxWait
 	Filter   *regexp.Regexp // keep matching lines only
 	FromByte int64          // read from this absolute byte; -1: from the read position
+	Color    bool           // Text keeps colour codes (for a terminal that asked)
 }
 
 // OutputResult is what one read returns; the JSON form is CLI.md's.
@@ -45,6 +51,8 @@ type OutputResult struct {
 
 	// Notes are the human lines about skipped and dropped bytes.
 	Notes []string `json:"-"`
+	raw   string   // the output as written; Output is it with invalid UTF-8 made visible
+	color bool
 }
 
 // cursor is a shell's read position, private to this package.
@@ -81,7 +89,7 @@ func (m *Manager) Output(ctx context.Context, ref string, o OutputOptions) (*Out
 	case explicit:
 		from = o.FromByte
 	case first:
-		from = v.lastLines(firstLines)
+		from = v.lastLinesWithin(firstLines, 2*maxRead)
 	}
 	// Wait for output past from, or the end.
 	if wait := min(o.Wait, maxWait); wait > 0 && v.end <= from && !meta.Finished() {
@@ -100,7 +108,7 @@ func (m *Manager) Output(ctx context.Context, ref string, o OutputOptions) (*Out
 	defer v.Close()
 
 	r := &OutputResult{ID: meta.ID, Status: meta.Status, StatusLine: meta.StatusLine,
-		ExitCode: meta.ExitCode, Signal: meta.Signal, Violations: []policy.Violation{}}
+		ExitCode: meta.ExitCode, Signal: meta.Signal, Violations: []policy.Violation{}, color: o.Color}
 	if from < v.start {
 		r.DroppedBytes = v.start - from
 		r.Notes = append(r.Notes, fmt.Sprintf("[cshell: %d bytes before byte %d were dropped by the log cap (shells.maxLogBytes)]", r.DroppedBytes, v.start))
@@ -116,15 +124,24 @@ func (m *Manager) Output(ctx context.Context, ref string, o OutputOptions) (*Out
 			r.Notes = append(r.Notes, fmt.Sprintf("[cshell: %d more bytes follow; read them with cshell output %s --from-byte %d]", r.SkippedBytes, meta.ID, to))
 		}
 	}
-	out, start, err := m.collect(v, from, to, o.Filter)
+	c, err := m.collect(v, from, to, o.Filter)
 	if err != nil {
 		return nil, err
 	}
-	if start > from {
-		r.SkippedBytes += start - from
-		r.Notes = append(r.Notes, fmt.Sprintf("[cshell: skipped %d bytes; read them with cshell output %s --from-byte %d]", start-from, meta.ID, from))
+	if c.start > from {
+		r.SkippedBytes += c.start - from
+		r.Notes = append(r.Notes, fmt.Sprintf("[cshell: skipped %d bytes; read them with cshell output %s --from-byte %d]", c.start-from, meta.ID, from))
 	}
-	r.Output, r.FromByte, r.ToByte = string(out), from, to
+	for _, l := range c.cut {
+		r.Notes = append(r.Notes, fmt.Sprintf("[cshell: a matching line of %d bytes at byte %d is cut to its first %d; read it with cshell output %s --from-byte %d]", l.size, l.off, maxLine, meta.ID, l.off))
+	}
+	if c.scanned < to {
+		r.SkippedBytes += to - c.scanned
+		r.Notes = append(r.Notes, fmt.Sprintf("[cshell: the filter looked at %d MiB of the log, up to byte %d; read again for the rest]", maxScan>>20, c.scanned))
+		to = c.scanned
+	}
+	r.raw, r.FromByte, r.ToByte = string(c.out), from, to
+	r.Output = validUTF8(r.raw)
 
 	// New violations follow the output, at most maxRead bytes of them a
 	// read; a line longer than that (none is written so long now) is
@@ -170,67 +187,103 @@ func (m *Manager) Output(ctx context.Context, ref string, o OutputOptions) (*Out
 	return r, nil
 }
 
+// collected is what one read takes from the log.
+type collected struct {
+	out     []byte
+	start   int64     // where out begins (matching lines before it were cut by the cap)
+	scanned int64     // where the scan stopped: the end asked for, or the scan's bound
+	cut     []cutSpan // matching lines kept only in part
+}
+
+type cutSpan struct{ off, size int64 }
+
 // collect returns the newest maxRead bytes of [from, to) (of the matching
-// lines, with a filter) and the offset where the returned part starts.
-func (m *Manager) collect(v *logView, from, to int64, filter *regexp.Regexp) ([]byte, int64, error) {
+// lines, with a filter). Its cost is bounded too: memory by maxRead (plus
+// a chunk), time by maxScan bytes looked at.
+func (m *Manager) collect(v *logView, from, to int64, filter *regexp.Regexp) (collected, error) {
 	if filter == nil {
 		start := from
 		if to-from > maxRead {
 			start = alignForward(v, to-maxRead, to)
 		}
 		b, err := v.read(start, to)
-		return b, start, err
+		return collected{out: b, start: start, scanned: to}, err
 	}
-	// Filtered: scan the range in chunks, keep matching lines, and keep
-	// only the newest maxRead bytes of them.
 	type line struct {
 		off  int64
 		text []byte
 	}
 	var kept []line
+	var cuts []cutSpan
 	keptBytes, capped := 0, false
-	pos, lineStart := from, from
-	var carry []byte
-	for pos < to {
-		n := min(int64(1<<20), to-pos)
-		chunk, err := v.read(pos, pos+n)
+	stop := min(to, from+maxScan)
+	pos := from
+	// The line being read: its start, its first maxLine bytes, its length,
+	// and whether it was judged already (a long line is, at maxLine).
+	cur, curLen, judged := from, int64(0), false
+	var buf []byte
+	finish := func() {
+		if !judged && filter.Match(bytes.TrimSuffix(buf, []byte("\n"))) {
+			text := append([]byte{}, buf...)
+			if curLen > int64(maxLine) {
+				cuts = append(cuts, cutSpan{cur, curLen})
+				text = append(text, '\n') // its cut end
+			}
+			kept = append(kept, line{cur, text})
+			keptBytes += len(text)
+			for keptBytes > maxRead && len(kept) > 1 {
+				keptBytes -= len(kept[0].text)
+				kept, capped = kept[1:], true
+			}
+		}
+		judged = true
+	}
+	for pos < stop {
+		chunk, err := v.read(pos, min(pos+1<<20, stop))
 		if err != nil {
-			return nil, from, err
+			return collected{}, err
 		}
-		pos += n
-		data := append(carry, chunk...)
-		carry = nil
-		for len(data) > 0 {
-			i := bytes.IndexByte(data, '\n')
-			if i < 0 && pos < to {
-				carry = append([]byte{}, data...)
-				break
-			}
-			end := len(data)
+		if len(chunk) == 0 {
+			break
+		}
+		for len(chunk) > 0 {
+			i := bytes.IndexByte(chunk, '\n')
+			seg := chunk
 			if i >= 0 {
-				end = i + 1
+				seg = chunk[:i+1]
 			}
-			text := data[:end]
-			if filter.Match(bytes.TrimSuffix(text, []byte("\n"))) {
-				kept = append(kept, line{lineStart, append([]byte{}, text...)})
-				keptBytes += len(text)
+			if room := maxLine - len(buf); room > 0 {
+				buf = append(buf, seg[:min(len(seg), room)]...)
 			}
-			lineStart += int64(end)
-			data = data[end:]
+			curLen += int64(len(seg))
+			pos += int64(len(seg))
+			chunk = chunk[len(seg):]
+			if curLen > int64(maxLine) && !judged {
+				finish() // judged on its first maxLine bytes
+			}
+			if i >= 0 {
+				finish()
+				cur, curLen, judged, buf = pos, 0, false, buf[:0]
+			}
 		}
-		for keptBytes > maxRead && len(kept) > 1 {
-			keptBytes -= len(kept[0].text)
-			kept, capped = kept[1:], true
-		}
+	}
+	if curLen > 0 && pos >= to {
+		finish() // the last line, not ended yet
 	}
 	var out []byte
 	for _, l := range kept {
 		out = append(out, l.text...)
 	}
+	c := collected{out: out, start: from, scanned: pos}
 	if capped {
-		return out, kept[0].off, nil // matching lines before it were cut
+		c.start = kept[0].off // matching lines before it were cut
 	}
-	return out, from, nil
+	for _, cs := range cuts {
+		if cs.off >= c.start {
+			c.cut = append(c.cut, cs)
+		}
+	}
+	return c, nil
 }
 
 // alignForward moves off forward to the start of the next line, unless
@@ -250,16 +303,18 @@ func alignForward(v *logView, off, limit int64) int64 {
 	return off
 }
 
-// Text renders a result for people: the status line, the output, then
-// notes and violations.
+// Text renders a result for people and agents: the status line, cshell's
+// notes, the output made visible (see visible), then the violations. Only
+// cshell's own lines start with "[cshell".
 func (r *OutputResult) Text() string {
 	var sb strings.Builder
 	sb.WriteString(r.StatusLine + "\n")
 	for _, n := range r.Notes {
 		sb.WriteString(n + "\n")
 	}
-	sb.WriteString(r.Output)
-	if r.Output != "" && !strings.HasSuffix(r.Output, "\n") {
+	out := visible(r.raw, r.color)
+	sb.WriteString(out)
+	if out != "" && !strings.HasSuffix(out, "\n") {
 		sb.WriteString("\n")
 	}
 	for _, v := range r.Violations {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -17,8 +18,20 @@ import (
 )
 
 // proxyPort is where a shell finds its allowlist proxy, on 127.0.0.1 of
-// its own network namespace (so it collides with nothing on the host).
+// its own network namespace (so it collides with nothing on the host),
+// unless the shell's own exposed ports or its session's take it: then the
+// next free port from there (pickProxyPort).
 const proxyPort = 3128
+
+// pickProxyPort is proxyPort, or the first port after it that is not
+// taken by a port the shell's servers or its session's listen on inside.
+func pickProxyPort(taken []int) int {
+	p := proxyPort
+	for slices.Contains(taken, p) {
+		p++
+	}
+	return p
+}
 
 // networkRules builds a shell's rules from --allow-host and the config.
 func networkRules(allowHosts []string, cfg *policy.Config) (*policy.Rules, []string, error) {
@@ -36,8 +49,8 @@ func networkRules(allowHosts []string, cfg *policy.Config) (*policy.Rules, []str
 }
 
 // proxyEnv points every common client at the proxy; loopback stays direct.
-func proxyEnv(env []string) []string {
-	url := fmt.Sprintf("http://127.0.0.1:%d", proxyPort)
+func proxyEnv(env []string, port int) []string {
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
 		env = setEnv(env, k, url)
 	}
@@ -49,8 +62,8 @@ func proxyEnv(env []string) []string {
 
 // startProxy listens on the proxy port inside the shell and serves it
 // until ctx ends. Refusals go to record.
-func startProxy(ctx context.Context, f *netrelay.Factory, rules *policy.Rules, record func(policy.Violation), wg *sync.WaitGroup) error {
-	l, err := f.Listen(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), proxyPort))
+func startProxy(ctx context.Context, f *netrelay.Factory, port int, rules *policy.Rules, record func(policy.Violation), wg *sync.WaitGroup) error {
+	l, err := f.Listen(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)))
 	if err != nil {
 		return fmt.Errorf("start the shell's proxy: %w", err)
 	}

@@ -87,7 +87,17 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 		}
 		defer m.Close()
 	}
-	p, err := prepare(o, "cshell run -- COMMAND")
+	// The session's ports it reaches are its supervisors' to tell, and
+	// the proxy keeps clear of them and of the shell's own.
+	var reach []exposing
+	taken := exposePorts(o.Expose)
+	if m != nil {
+		reach = m.sessionExposes(o.Session)
+		for _, e := range reach {
+			taken = append(taken, int(e.host.Port()))
+		}
+	}
+	p, err := prepare(o, "cshell run -- COMMAND", taken)
 	if err != nil {
 		return 0, err
 	}
@@ -109,9 +119,8 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 	// A container's init is a socket factory (fd 3 inside) when the shell
 	// needs sockets inside: its exposed ports, its proxy, the session's
 	// ports it may reach. Without, the command starts at once.
-	var reach []exposing
-	if relay && m != nil {
-		reach = m.sessionExposes(o.Session)
+	if !relay {
+		reach = nil
 	}
 	var factory *netrelay.Factory
 	var sockets *os.File
@@ -174,12 +183,12 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 			ls[i], ports[i] = l, l.Addr().(*net.TCPAddr).Port
 		}
 		listeners = nil // Serve owns them now
-		serveExposes(relayCtx, factory, ls, ports, &relays)
+		serveExposes(relayCtx, factory, ls, ports, p.cfg.MaxConnections(), &relays)
 		if m != nil {
-			m.reachSession(relayCtx, factory, reach, &relays)
+			m.reachSession(relayCtx, factory, reach, p.cfg.MaxConnections(), &relays)
 		}
 		if !rules.Empty() {
-			if err := startProxy(relayCtx, factory, rules, violationNote(o.Stderr), &relays); err != nil {
+			if err := startProxy(relayCtx, factory, p.proxyPort, rules, violationNote(o.Stderr), &relays); err != nil {
 				_ = sh.Kill()
 				return 0, fmt.Errorf("%w: %w", container.ErrSandbox, err)
 			}
@@ -260,12 +269,26 @@ type prepared struct {
 	fsys    policy.Filesystem
 	rules   *policy.Rules
 	allow   []string // --allow-host and network.allow
+	// proxyPort is where the proxy listens inside, when hosts are allowed.
+	proxyPort int
+}
+
+// exposePorts are the ports inside a shell that its --expose values name
+// (bad values are left for bindExposes to refuse).
+func exposePorts(values []string) []int {
+	var ports []int
+	for _, v := range values {
+		if ap, err := netrelay.ParseExpose(v); err == nil {
+			ports = append(ports, int(ap.Port()))
+		}
+	}
+	return ports
 }
 
 // prepare checks a run's options: shells enabled, a command, the
 // environment, the network rules and the filesystem view. usage is how
 // to write the command, for the sentence when it is missing.
-func prepare(o RunOptions, usage string) (*prepared, error) {
+func prepare(o RunOptions, usage string, taken []int) (*prepared, error) {
 	p := &prepared{cfg: o.Config}
 	if p.cfg == nil {
 		p.cfg = &policy.Config{}
@@ -281,6 +304,14 @@ func prepare(o RunOptions, usage string) (*prepared, error) {
 		return nil, fmt.Errorf("%w: the command contains a NUL byte, which no program can receive; remove it", ErrUsage)
 	case len(p.command) > maxCommand:
 		return nil, fmt.Errorf("%w: the command is %d bytes, and the kernel passes at most %d KiB as one argument; write it to a script in the working directory and run that", ErrUsage, len(p.command), maxCommand>>10)
+	}
+	if !relayed(o.Isolation) {
+		if err := processRefusals(o); err != nil {
+			return nil, err
+		}
+		if o.Stderr != nil && (len(p.cfg.Network.Allow) > 0 || len(p.cfg.Filesystem.DenyRead) > 0) {
+			fmt.Fprintln(o.Stderr, "cshell: warning: --isolation process: the configuration's network.allow and filesystem.denyRead do not apply (its shells share this machine's files and network)")
+		}
 	}
 	var err error
 	if p.env, err = buildEnv(os.Environ(), o.Env, p.cfg.Env.Pass, o.FS.Home); err != nil {
@@ -321,7 +352,8 @@ func prepare(o RunOptions, usage string) (*prepared, error) {
 	if relayed(o.Isolation) {
 		p.env = sandboxEnv(p.env, o.Env)
 		if !p.rules.Empty() {
-			p.env = proxyEnv(p.env)
+			p.proxyPort = pickProxyPort(taken)
+			p.env = proxyEnv(p.env, p.proxyPort)
 		}
 	}
 	return p, nil
@@ -370,6 +402,24 @@ func buildEnv(base, extra, pass []string, home string) ([]string, error) {
 		env = setEnv(env, k, v)
 	}
 	return env, nil
+}
+
+// processRefusals refuses the policy flags a process-group shell cannot
+// enforce: it has no namespaces, so it sees and may write all this user
+// may, and shares this machine's network.
+func processRefusals(o RunOptions) error {
+	refuse := func(flag, why string) error {
+		return fmt.Errorf("%w: --isolation process cannot enforce %s: %s; drop %s, or use --isolation container", ErrRefused, flag, why, flag)
+	}
+	switch {
+	case len(o.FS.Hide) > 0:
+		return refuse("--hide", "its shells see every file this user may read")
+	case len(o.FS.RO) > 0:
+		return refuse("--ro", "its shells may write every file this user may write")
+	case len(o.AllowHosts) > 0:
+		return refuse("--allow-host", "its shells share this machine's network, with no proxy and nothing refused")
+	}
+	return nil
 }
 
 // cshellStateDirs are the state dirs no shell may see: the one in use and

@@ -144,9 +144,9 @@ func noticeText(n Notice) string {
 	if n.ExitCode != nil {
 		code = strconv.Itoa(*n.ExitCode)
 	}
-	fmt.Fprintf(&sb, "shell %s (%s) %s; exit code %s, runtime %.1fs", n.ID, n.Command, n.StatusLine, code, n.RuntimeSeconds)
+	fmt.Fprintf(&sb, "shell %s (%s) %s; exit code %s, runtime %.1fs", n.ID, sanitize(n.Command), n.StatusLine, code, n.RuntimeSeconds)
 	if len(n.LastLines) > 0 {
-		sb.WriteString("; last lines:\n" + strings.Join(n.LastLines, "\n"))
+		sb.WriteString("; last lines:\n" + visible(strings.Join(n.LastLines, "\n"), false))
 	}
 	return sb.String()
 }
@@ -223,7 +223,7 @@ func (s *server) foreground(ctx context.Context, o RunOptions) (*mcp.CallToolRes
 	if err != nil {
 		return toolError(err)
 	}
-	text := out.String()
+	text := visible(out.String(), false)
 	if out.cut > 0 {
 		text = fmt.Sprintf("[%d characters cut from the start; the last %d follow]\n", out.cut, maxToolOutput) + text
 	}
@@ -252,7 +252,11 @@ func (s *server) output(ctx context.Context, _ *mcp.CallToolRequest, a OutputArg
 		}
 		o.FromByte = *a.FromByte
 	}
-	r, err := s.m.Output(ctx, a.BashID, o)
+	meta, err := s.find(a.BashID)
+	if err != nil {
+		return toolError(err)
+	}
+	r, err := s.m.Output(ctx, meta.ID, o)
 	if err != nil {
 		return toolError(err)
 	}
@@ -271,26 +275,53 @@ func (s *server) kill(_ context.Context, _ *mcp.CallToolRequest, a KillArgs) (*m
 		}
 		grace = time.Duration(*a.GraceSeconds * float64(time.Second))
 	}
-	r, err := s.m.Kill(a.ShellID, sig, grace)
+	meta, err := s.find(a.ShellID)
+	if err != nil {
+		return toolError(err)
+	}
+	r, err := s.m.Kill(meta.ID, sig, grace)
 	if err != nil {
 		return toolError(err)
 	}
 	if r.AlreadyFinished {
 		return s.result(fmt.Sprintf("shell %s already finished: %s", r.Meta.ID, r.Meta.StatusLine)), nil, nil
 	}
-	return s.result(fmt.Sprintf("killed %s: %s", r.Meta.ID, r.Meta.Command)), nil, nil
+	return s.result(r.Text()), nil, nil
 }
 
 func (s *server) list(context.Context, *mcp.CallToolRequest, ListArgs) (*mcp.CallToolResult, any, error) {
-	list := s.m.List()
-	if list == nil {
-		list = []*Meta{}
+	list := []*Meta{}
+	for _, meta := range s.m.List() {
+		if meta.Session == s.session {
+			list = append(list, meta)
+		}
 	}
 	b, err := json.MarshalIndent(list, "", "  ")
 	if err != nil {
 		return toolError(err)
 	}
 	return s.result(string(b)), nil, nil
+}
+
+// find resolves a shell of this server's own session: the others are not
+// its to read or stop (and reading one would move its session's place).
+func (s *server) find(ref string) (*Meta, error) {
+	if _, err := strconv.Atoi(ref); err != nil && ref != "" {
+		for _, meta := range s.m.List() {
+			if meta.Name == ref && meta.Session == s.session {
+				return meta, nil
+			}
+		}
+		return nil, fmt.Errorf("%w named %q among this server's shells; list_shells lists them", ErrNotFound, sanitize(ref))
+	}
+	meta, err := s.m.Find(ref)
+	if err != nil {
+		return nil, err
+	}
+	if meta.Session != s.session {
+		return nil, fmt.Errorf("%w %s among this server's shells; list_shells lists them", ErrNotFound, meta.ID)
+	}
+	return meta, nil
 }
 
 // tailBuffer keeps the last max bytes written and counts what it dropped.

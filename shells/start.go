@@ -30,7 +30,7 @@ const answerTimeout = 10 * time.Second
 // Start validates everything, allocates the shell and starts its
 // supervisor; it returns once the supervisor says the shell runs, or ended.
 func (m *Manager) Start(o StartOptions) (*Started, error) {
-	p, err := prepare(o.RunOptions, "cshell run -d -- COMMAND")
+	p, err := prepare(o.RunOptions, "cshell run -d -- COMMAND", exposePorts(o.Expose))
 	if err != nil {
 		return nil, err
 	}
@@ -120,8 +120,8 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 	}
 	spec := supervisorSpec{
 		Command: command, Env: env, FS: fsys, Isolation: o.Isolation, Timeout: o.Timeout,
-		Grace: grace, OwnerPid: o.OwnerPid, MaxLogBytes: cfg.MaxLogBytes(), Notify: cfg.Notify(),
-		Session: o.Session, Exposes: exposes, Allow: allow, Deny: cfg.Network.Deny,
+		Grace: grace, OwnerPid: o.OwnerPid, MaxLogBytes: cfg.MaxLogBytes(), MaxConnections: cfg.MaxConnections(), Notify: cfg.Notify(),
+		Session: o.Session, Exposes: exposes, Allow: allow, Deny: cfg.Network.Deny, ProxyPort: p.proxyPort,
 	}
 	if err := m.spawn(meta.ID, spec, listeners); err != nil {
 		_ = m.dir.RemoveAll(shellFile(meta.ID))

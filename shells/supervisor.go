@@ -55,19 +55,21 @@ const (
 
 // supervisorSpec is what run -d hands to its supervisor.
 type supervisorSpec struct {
-	Command     string              `json:"command"`
-	Env         []string            `json:"env"`
-	FS          policy.Filesystem   `json:"fs"`
-	Isolation   container.Isolation `json:"isolation"`
-	Timeout     time.Duration       `json:"timeout"`
-	Grace       time.Duration       `json:"grace"`
-	OwnerPid    int                 `json:"owner_pid"`
-	MaxLogBytes int64               `json:"max_log_bytes"`
-	Notify      string              `json:"notify"`
-	Session     string              `json:"session"`
-	Exposes     []exposeSpec        `json:"exposes"`
-	Allow       []string            `json:"allow"` // hosts for the proxy; none: no proxy
-	Deny        []string            `json:"deny"`
+	Command        string              `json:"command"`
+	Env            []string            `json:"env"`
+	FS             policy.Filesystem   `json:"fs"`
+	Isolation      container.Isolation `json:"isolation"`
+	Timeout        time.Duration       `json:"timeout"`
+	Grace          time.Duration       `json:"grace"`
+	OwnerPid       int                 `json:"owner_pid"`
+	MaxLogBytes    int64               `json:"max_log_bytes"`
+	MaxConnections int                 `json:"max_connections"`
+	Notify         string              `json:"notify"`
+	Session        string              `json:"session"`
+	Exposes        []exposeSpec        `json:"exposes"`
+	Allow          []string            `json:"allow"` // hosts for the proxy; none: no proxy
+	Deny           []string            `json:"deny"`
+	ProxyPort      int                 `json:"proxy_port"`
 }
 
 // answer is the supervisor's one word to run -d, on fd 3.
@@ -262,6 +264,7 @@ func (s *supervisor) run() error {
 	s.meta.Status = StatusRunning
 	s.meta.Isolation = string(runner.Isolation()) // what auto chose
 	s.meta.Pid = s.sh.Pid()
+	s.meta.Token = container.ShellToken(s.sh)
 	s.meta.PidTime = processStartTime(s.meta.Pid)
 	s.meta.Supervisor = os.Getpid()
 	s.meta.SupervisorTime = processStartTime(os.Getpid())
@@ -283,11 +286,11 @@ func (s *supervisor) run() error {
 		}
 	}
 	if s.factory != nil {
-		serveExposes(relayCtx, s.factory, listeners, ports, &relays)
+		serveExposes(relayCtx, s.factory, listeners, ports, s.spec.MaxConnections, &relays)
 		if len(s.spec.Allow) > 0 {
 			rules, err := policy.NewRules(s.spec.Allow, s.spec.Deny)
 			if err == nil {
-				err = startProxy(relayCtx, s.factory, rules, violationLog(s.dir), &relays)
+				err = startProxy(relayCtx, s.factory, s.spec.ProxyPort, rules, violationLog(s.dir), &relays)
 			}
 			if err != nil {
 				_ = s.sh.Kill()
@@ -404,11 +407,24 @@ type killRequest struct {
 // under deadlines, so that no client (one that sends nothing, say) can
 // hold up the timer, a kill or the end. Kills go to the main loop.
 func (s *supervisor) acceptControl(l net.Listener, kills chan<- killRequest, touched chan<- struct{}, done <-chan struct{}) {
+	// A descriptor in reserve: out of descriptors, it makes room for one
+	// control connection (a kill), whatever else holds the rest.
+	reserve, _ := os.Open(os.DevNull)
+	defer func() {
+		if reserve != nil {
+			reserve.Close()
+		}
+	}()
 	for {
 		c, err := l.Accept()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
+			}
+			if reserve != nil && (errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)) {
+				reserve.Close()
+				reserve = nil
+				continue
 			}
 			// Out of descriptors (EMFILE) or another passing error: wait
 			// a moment rather than spin; the listener keeps its queue.
@@ -418,6 +434,9 @@ func (s *supervisor) acceptControl(l net.Listener, kills chan<- killRequest, tou
 			case <-time.After(50 * time.Millisecond):
 			}
 			continue
+		}
+		if reserve == nil {
+			reserve, _ = os.Open(os.DevNull)
 		}
 		go s.serveControl(c, kills, touched, done)
 	}
@@ -498,7 +517,7 @@ func (s *supervisor) finish(ex container.Exit, reason string, sig syscall.Signal
 	now := time.Now()
 	m := s.meta
 	code := ex.Code
-	m.ExitCode, m.EndedAt = &code, &now
+	m.ExitCode, m.EndedAt, m.Escaped = &code, &now, ex.Escaped
 	switch reason {
 	case "kill":
 		m.Status, m.Signal = StatusKilled, signalName(sig)

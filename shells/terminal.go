@@ -17,6 +17,9 @@ type terminalSession struct {
 	out    chan struct{} // closed when the shell's output has all been copied
 }
 
+// IsTerminal reports whether f is a terminal.
+func IsTerminal(f any) bool { return isTerminal(f) }
+
 func isTerminal(f any) bool {
 	file, ok := f.(*os.File)
 	if !ok || file == nil {

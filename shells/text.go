@@ -40,3 +40,110 @@ func sanitize(s string) string {
 
 // hasControl reports whether s holds a control character or is not UTF-8.
 func hasControl(s string) bool { return sanitize(s) != s }
+
+// ownPrefix starts every line cshell writes among a shell's output (its
+// notes, its notices); a line of the shell's that starts so is shown with
+// its bracket escaped, so that only cshell's own lines do.
+const ownPrefix = "[cshell"
+
+// visible makes shell output safe to show to a terminal or an agent:
+// control characters other than newline and tab, and bytes that are not
+// UTF-8, are written as \xNN (keepColor keeps colour codes, ESC [ ... m,
+// for a terminal that asked for them), and a line that starts as cshell's
+// own lines do gets its bracket escaped. Nothing is dropped.
+func visible(s string, keepColor bool) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	lineStart := true
+	for i := 0; i < len(s); {
+		if lineStart && strings.HasPrefix(s[i:], ownPrefix) {
+			b.WriteString(`\x5b`)
+			i++
+			lineStart = false
+			continue
+		}
+		lineStart = false
+		c := s[i]
+		switch {
+		case c == '\n':
+			b.WriteByte(c)
+			lineStart = true
+			i++
+		case c == '\t':
+			b.WriteByte(c)
+			i++
+		case c == 0x1b && keepColor:
+			if n := sgrLen(s[i:]); n > 0 {
+				b.WriteString(s[i : i+n])
+				i += n
+				continue
+			}
+			fmt.Fprintf(&b, `\x%02x`, c)
+			i++
+		case c < 0x20 || c == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, c)
+			i++
+		case c < 0x80:
+			b.WriteByte(c)
+			i++
+		default:
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && n <= 1 {
+				fmt.Fprintf(&b, `\x%02x`, c)
+				i++
+				continue
+			}
+			if r < 0xa0 { // C1 controls
+				fmt.Fprintf(&b, `\x%02x`, r)
+			} else {
+				b.WriteString(s[i : i+n])
+			}
+			i += n
+		}
+	}
+	return b.String()
+}
+
+// sgrLen is the length of the colour code (ESC [ digits and ; then m) at
+// the start of s, or 0.
+func sgrLen(s string) int {
+	if len(s) < 3 || s[0] != 0x1b || s[1] != '[' {
+		return 0
+	}
+	for i := 2; i < len(s) && i < 64; i++ {
+		switch c := s[i]; {
+		case c == 'm':
+			return i + 1
+		case (c < '0' || c > '9') && c != ';':
+			return 0
+		}
+	}
+	return 0
+}
+
+// validUTF8 keeps s as it is but writes each byte that is not UTF-8 as
+// \xNN: JSON has no way to carry such bytes, and would replace them all
+// with the same character.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n <= 1 {
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+			i++
+			continue
+		}
+		b.WriteString(s[i : i+n])
+		i += n
+	}
+	return b.String()
+}
+
+// Visible is visible for callers that show shell output themselves.
+func Visible(s string, keepColor bool) string { return visible(s, keepColor) }
+
+// Sanitize is sanitize for callers that show record fields themselves.
+func Sanitize(s string) string { return sanitize(s) }

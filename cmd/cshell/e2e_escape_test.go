@@ -360,12 +360,12 @@ func TestEnvAllowlist(t *testing.T) {
 			writeFile(t, cfg, `{"env": {"pass": ["FROM_CONFIG"]}}`)
 			writeFile(t, filepath.Join(wd, ".cshell.json"), `{"env": {"pass": ["FROM_CONFIG", "GITHUB_TOKEN"]}}`)
 			env := []string{"GITHUB_TOKEN=gh-secret", "AWS_SECRET_ACCESS_KEY=aws-secret", "NPM_TOKEN=npm-secret",
-				"SSH_AUTH_SOCK=/tmp/agent.sock", "MY_VAR=mine", "FROM_CONFIG=cfg", "LANG=C.UTF-8", "LC_ALL=C", "TZ=UTC"}
+				"SSH_AUTH_SOCK=/tmp/agent.sock", "MY_VAR=mine", "FROM_CONFIG=cfg", "LANG=C.UTF-8", "LC_ALL=C", "TZ=UTC", "CSHELL_SESSION=e2e-leak"}
 			r := run(t, call{args: []string{"--config", cfg, "run", "--isolation", iso, "-e", "MY_VAR", "-e", "SET=1", "--", "env"}, dir: wd, env: env})
 			if r.code != 0 {
 				t.Fatalf("code %d err %q", r.code, r.stderr)
 			}
-			for _, secret := range []string{"gh-secret", "aws-secret", "npm-secret", "SSH_AUTH_SOCK", "CSHELL_"} {
+			for _, secret := range []string{"gh-secret", "aws-secret", "npm-secret", "SSH_AUTH_SOCK", "CSHELL_SESSION"} {
 				if strings.Contains(r.stdout, secret) {
 					t.Errorf("%s reached the shell: %q", secret, r.stdout)
 				}

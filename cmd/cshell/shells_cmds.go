@@ -17,13 +17,20 @@ func newOutputCmd(g *globals) *cobra.Command {
 	var wait float64
 	var filter string
 	var fromByte int64
+	var color bool
 	cmd := &cobra.Command{
 		Use:   "output ID|NAME",
 		Short: "Print a shell's status and the output since the last read",
 		Long: `Print the shell's status line and the output written since the last
 'cshell output' of it; the first read returns the last 200 lines. One read
 returns at most 64 KiB, the newest part, with a line telling how many bytes
-were skipped and how to read them. New network violations follow.`,
+were skipped and how to read them. New network violations follow.
+
+The output is shown as text that cannot drive a terminal: control
+characters other than newline and tab, and bytes that are not UTF-8, are
+written as \xNN (--color keeps colour codes), and a line of the shell's
+that starts with "[cshell" has its bracket escaped, so that only cshell's
+own lines do.`,
 		Example: `  cshell output 3
   cshell output web --wait 30 --filter 'error|ready'
   cshell output 3 --from-byte 0 --json`,
@@ -50,7 +57,7 @@ were skipped and how to read them. New network violations follow.`,
 				return err
 			}
 			r, err := m.Output(cmd.Context(), args[0], shells.OutputOptions{
-				Wait: time.Duration(wait * float64(time.Second)), Filter: re, FromByte: fromByte})
+				Wait: time.Duration(wait * float64(time.Second)), Filter: re, FromByte: fromByte, Color: color})
 			if err != nil {
 				return err
 			}
@@ -64,6 +71,7 @@ were skipped and how to read them. New network violations follow.`,
 	cmd.Flags().Float64Var(&wait, "wait", 0, "block until new output arrives or the shell ends, at most 60 s")
 	cmd.Flags().StringVar(&filter, "filter", "", "keep matching lines only (RE2 syntax)")
 	cmd.Flags().Int64Var(&fromByte, "from-byte", 0, "read from byte N of the log instead of the last read position")
+	cmd.Flags().BoolVar(&color, "color", false, "keep colour codes in the output (for a terminal)")
 	return cmd
 }
 
@@ -103,12 +111,21 @@ session ($CSHELL_SESSION, else default; or --session).`,
 					results = append(results, r)
 				}
 			}
+			failed := 0
 			if g.json {
 				// One document: an object for a shell, an array for all.
 				list := []map[string]any{}
 				for _, r := range results {
-					list = append(list, map[string]any{"id": r.Meta.ID, "status": r.Meta.Status, "status_line": r.Meta.StatusLine,
-						"already_finished": r.AlreadyFinished, "exit_code": r.Meta.ExitCode, "signal": r.Meta.Signal})
+					o := map[string]any{"id": r.Meta.ID, "status": r.Meta.Status, "status_line": r.Meta.StatusLine,
+						"already_finished": r.AlreadyFinished, "exit_code": r.Meta.ExitCode, "signal": r.Meta.Signal}
+					if len(r.Meta.Escaped) > 0 {
+						o["escaped_pids"] = r.Meta.Escaped
+					}
+					if r.Err != nil {
+						o["error"] = r.Err.Error()
+						failed++
+					}
+					list = append(list, o)
 				}
 				switch {
 				case args[0] == "all":
@@ -116,17 +133,29 @@ session ($CSHELL_SESSION, else default; or --session).`,
 				case len(list) == 1:
 					_ = g.printJSON(list[0])
 				}
-				return err
-			}
-			for _, r := range results {
-				if r.AlreadyFinished {
-					fmt.Fprintf(g.stdout, "shell %s already finished: %s\n", r.Meta.ID, r.Meta.StatusLine)
-				} else {
-					fmt.Fprintf(g.stdout, "killed %s: %s\n", r.Meta.ID, r.Meta.Command)
+			} else {
+				for _, r := range results {
+					switch {
+					case r.Err != nil:
+						failed++
+					case r.AlreadyFinished:
+						fmt.Fprintf(g.stdout, "shell %s already finished: %s\n", r.Meta.ID, r.Meta.StatusLine)
+					default:
+						fmt.Fprintln(g.stdout, r.Text())
+					}
+				}
+				if args[0] == "all" && len(results) == 0 && err == nil {
+					fmt.Fprintf(g.stdout, "no running shells in session %s\n", session(cmd))
 				}
 			}
-			if args[0] == "all" && len(results) == 0 && err == nil {
-				fmt.Fprintf(g.stdout, "no running shells in session %s\n", session(cmd))
+			if args[0] == "all" && failed > 0 {
+				// One sentence a shell that could not be stopped; the others were.
+				for _, r := range results {
+					if r.Err != nil {
+						fmt.Fprintf(g.stderr, "cshell: %s\n", r.Err)
+					}
+				}
+				return &exitError{code: exitFailed, silent: true}
 			}
 			return err
 		},
@@ -167,7 +196,7 @@ func newPsCmd(g *globals) *cobra.Command {
 				return g.printJSON(list)
 			}
 			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tRUNTIME\tCOMMAND\tLOG\tEXPOSED")
+			fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tRUNTIME\tISOLATION\tCOMMAND\tLOG\tEXPOSED")
 			for _, s := range list {
 				var exposed []string
 				for _, e := range s.Exposed {
@@ -177,8 +206,8 @@ func newPsCmd(g *globals) *cobra.Command {
 				if s.LogDropped > 0 {
 					logCol += fmt.Sprintf(" (trimmed: %d bytes dropped)", s.LogDropped)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%.1fs\t%s\t%s\t%s\n", s.ID, s.Name, s.StatusLine, s.RuntimeSeconds,
-					shortCommand(s.Command), logCol, strings.Join(exposed, ","))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%.1fs\t%s\t%s\t%s\t%s\n", s.ID, s.Name, s.StatusLine, s.RuntimeSeconds,
+					s.Isolation, shortCommand(s.Command), logCol, strings.Join(exposed, ","))
 			}
 			return tw.Flush()
 		},
@@ -189,11 +218,18 @@ func newPsCmd(g *globals) *cobra.Command {
 
 func newLogsCmd(g *globals) *cobra.Command {
 	var lines int
-	var follow bool
+	var follow, color bool
 	cmd := &cobra.Command{
-		Use:     "logs ID|NAME [-n LINES] [-f]",
-		Short:   "Print a shell's log (moves no read position)",
-		Example: "  cshell logs 3 -n 50\n  cshell logs web -f",
+		Use:   "logs ID|NAME [-n LINES] [-f]",
+		Short: "Print a shell's log (moves no read position)",
+		Long: `Print the shell's log, or its last LINES lines; -f follows it until the
+shell ends, line by line, and says in a line of its own how many bytes the
+log cap (shells.maxLogBytes) dropped before they could be read.
+
+To a terminal the log is shown as text that cannot drive it (control
+characters as \xNN; --color keeps colour codes); to a file or a pipe it is
+written as the shell wrote it.`,
+		Example: "  cshell logs 3 -n 50\n  cshell logs web -f\n  cshell logs 3 > build.log",
 		Args:    oneArg("cshell logs needs a shell id or name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := g.manager()
@@ -205,11 +241,16 @@ func newLogsCmd(g *globals) *cobra.Command {
 			} else if lines < 0 {
 				return usageError("-n %d: give 0 or more lines", lines)
 			}
-			return m.Logs(cmd.Context(), args[0], lines, follow, g.stdout)
+			var show func(string) string
+			if shells.IsTerminal(g.stdout) {
+				show = func(s string) string { return shells.Visible(s, color) }
+			}
+			return m.Logs(cmd.Context(), args[0], lines, follow, show, g.stdout)
 		},
 	}
 	cmd.Flags().IntVarP(&lines, "lines", "n", 0, "the last LINES lines (default: all)")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "follow until the shell ends")
+	cmd.Flags().BoolVar(&color, "color", false, "to a terminal: keep colour codes")
 	return cmd
 }
 
@@ -294,9 +335,9 @@ func newEventsCmd(g *globals) *cobra.Command {
 				if n.Name != "" {
 					name += " (" + n.Name + ")"
 				}
-				fmt.Fprintf(g.stdout, "shell %s %s: %s\n", name, n.StatusLine, n.Command)
+				fmt.Fprintf(g.stdout, "shell %s %s: %s\n", shells.Sanitize(name), n.StatusLine, shells.Sanitize(n.Command))
 				for _, l := range n.LastLines {
-					fmt.Fprintf(g.stdout, "  | %s\n", l)
+					fmt.Fprintf(g.stdout, "  | %s\n", shells.Visible(l, false))
 				}
 			})
 		},
@@ -320,7 +361,7 @@ func oneArg(missing string) cobra.PositionalArgs {
 }
 
 func shortCommand(c string) string {
-	c = strings.Join(strings.Fields(c), " ")
+	c = shells.Sanitize(strings.Join(strings.Fields(c), " "))
 	if len(c) > 50 {
 		return c[:47] + "..."
 	}
