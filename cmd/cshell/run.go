@@ -51,7 +51,13 @@ executable, 127 when it was not found.
 
 The host's filesystem is visible read-only; the working directory and each
 --rw path are writable; /tmp is private; ~/.ssh, ~/.aws and other secrets
-are hidden; the network is loopback only.`,
+are hidden; the network is loopback only. The environment is an allowlist
+(PATH, HOME, USER, LANG, LC_*, TZ and a few more; -e adds).
+
+--isolation process runs the command in a process group instead, with no
+namespaces: it sees and may write all you may, shares this machine's
+network and sees every process. It refuses --hide, --ro and --allow-host,
+which it cannot enforce.`,
 		Example: `  cshell run -- npm test
   cshell run -e CI=1 -w ./app -- 'make -j4 && ./bin/check'
   cshell run --hide ~/.config/secret --ro ./vendor -- go build ./...
@@ -93,7 +99,7 @@ func addPolicyFlags(cmd *cobra.Command, o *runOptions) {
 	f.StringArrayVar(&o.ro, "ro", nil, "extra read-only path (repeatable)")
 	f.StringArrayVar(&o.hide, "hide", nil, "path made unreadable (repeatable)")
 	f.StringArrayVarP(&o.env, "env", "e", nil, "environment for the command, KEY=VALUE (repeatable)")
-	f.StringVar(&o.isolation, "isolation", "auto", "auto|container|process: auto is a container on Linux, a process group elsewhere")
+	f.StringVar(&o.isolation, "isolation", "auto", "auto|container|process: auto is a container on Linux, a process group elsewhere (process isolates nothing but the process group)")
 	f.StringArrayVar(&o.allowHosts, "allow-host", nil, "host the shell may reach through its proxy: example.com, *.example.com, host:port (repeatable)")
 }
 
