@@ -2,8 +2,6 @@ package shells
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -14,13 +12,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/cshell/cshell/container"
 	"github.com/cshell/cshell/netrelay"
 	"github.com/cshell/cshell/policy"
+	"github.com/cshell/cshell/sandbox"
 )
 
 // DefaultGrace is how long a TERMed shell has before it is killed.
@@ -71,6 +69,9 @@ type RunOptions struct {
 // for signal N). Signals cshell receives are passed on to the command; a
 // terminal on stdin and stdout gives the command a terminal of its own.
 func Run(ctx context.Context, o RunOptions) (int, error) {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
 	if o.Session == "" {
 		o.Session = DefaultSession()
 	}
@@ -87,52 +88,23 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 		}
 		defer m.Close()
 	}
-	// The session's ports it reaches are its supervisors' to tell, and
-	// the proxy keeps clear of them and of the shell's own.
-	var reach []exposing
+	// The proxy keeps clear of the ports the shell's servers and its
+	// session's listen on inside.
+	var reach []sandbox.Reach
 	taken := exposePorts(o.Expose)
 	if m != nil {
-		reach = m.sessionExposes(o.Session)
-		for _, e := range reach {
-			taken = append(taken, int(e.host.Port()))
+		reach = m.reaches(o.Session)
+		for _, r := range reach {
+			taken = append(taken, int(r.Host.Port()))
 		}
 	}
 	p, err := prepare(o, "cshell run -- COMMAND", taken)
 	if err != nil {
 		return 0, err
 	}
-	env, fsys, rules := p.env, p.fsys, p.rules
-	runner, err := container.New(o.Isolation)
+	_, listeners, err := bindExposes(o.Expose, o.ExposePublic, relayed(o.Isolation))
 	if err != nil {
 		return 0, err
-	}
-	relay := runner.Isolation() == container.Container
-	_, listeners, err := bindExposes(o.Expose, o.ExposePublic, relay)
-	if err != nil {
-		return 0, err
-	}
-	defer func() {
-		for _, l := range listeners {
-			l.Close()
-		}
-	}()
-	// A container's init is a socket factory (fd 3 inside) when the shell
-	// needs sockets inside: its exposed ports, its proxy, the session's
-	// ports it may reach. Without, the command starts at once.
-	if !relay {
-		reach = nil
-	}
-	var factory *netrelay.Factory
-	var sockets *os.File
-	if relay && (len(listeners) > 0 || !rules.Empty() || len(reach) > 0) {
-		parent, child, err := socketPair()
-		if err != nil {
-			return 0, err
-		}
-		defer child.Close()
-		sockets = child
-		factory = netrelay.NewFactory(parent)
-		defer factory.Close()
 	}
 	// A terminal on stdin and stdout: the command gets one of its own.
 	// Otherwise no stream of the caller's that is a terminal reaches the
@@ -143,20 +115,18 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 	stdin, stdout, stderr := io.Reader(o.Stdin), o.Stdout, o.Stderr
 	if !terminal {
 		if stdin, stdout, stderr, err = stdio.detach(o.Stdin, o.Stdout, o.Stderr); err != nil {
+			closeAll(listeners)
 			return 0, err
 		}
 	}
 	defer stdio.close()
-	spec := &container.Spec{
-		ID:       newID("run"),
-		Command:  p.command,
-		Env:      env,
-		FS:       fsys,
-		Stdin:    stdin,
-		Stdout:   stdout,
-		Stderr:   stderr,
-		Terminal: terminal,
-		Sockets:  sockets,
+	so := sandbox.Options{
+		ID: sandbox.NewID("run"), Isolation: o.Isolation, Command: p.command, Env: p.env, FS: p.fsys,
+		Stdin: stdin, Stdout: stdout, Stderr: stderr, Terminal: terminal,
+		Exposes: exposesOf(listeners), MaxConnections: p.cfg.MaxConnections(), Reach: reach,
+	}
+	if !p.rules.Empty() {
+		so.Proxy = &sandbox.Proxy{Port: p.proxyPort, Rules: p.rules, Record: violationNote(o.Stderr)}
 	}
 
 	// Catch signals before the shell exists, so that none is lost between.
@@ -164,46 +134,21 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 	signal.Notify(sigs, append(forwarded, sigWinch)...)
 	defer signal.Stop(sigs)
 
-	sh, err := runner.Start(spec)
+	o.Log.Debug("starting the shell", "isolation", o.Isolation, "workdir", p.fsys.Workdir, "exposes", len(listeners), "reach", len(reach), "proxy", so.Proxy != nil)
+	box, err := sandbox.Start(so)
 	if err != nil {
 		return 0, err
 	}
-	defer sh.Close()
+	defer box.Close()
 	stdio.started()
-	if sockets != nil {
-		sockets.Close() // the init has its own copy
-	}
-	relayCtx, stopRelay := context.WithCancel(ctx)
-	var relays sync.WaitGroup
-	defer func() { stopRelay(); relays.Wait() }()
-	if factory != nil {
-		ls := make([]net.Listener, len(listeners))
-		ports := make([]int, len(listeners))
-		for i, l := range listeners {
-			ls[i], ports[i] = l, l.Addr().(*net.TCPAddr).Port
-		}
-		listeners = nil // Serve owns them now
-		serveExposes(relayCtx, factory, ls, ports, p.cfg.MaxConnections(), &relays)
-		if m != nil {
-			m.reachSession(relayCtx, factory, reach, p.cfg.MaxConnections(), &relays)
-		}
-		if !rules.Empty() {
-			if err := startProxy(relayCtx, factory, p.proxyPort, rules, violationNote(o.Stderr), &relays); err != nil {
-				_ = sh.Kill()
-				return 0, fmt.Errorf("%w: %w", container.ErrSandbox, err)
-			}
-		}
-		if err := factory.Start(); err != nil {
-			_ = sh.Kill()
-			return 0, fmt.Errorf("%w: %w", container.ErrSandbox, err)
-		}
-	}
+	sh := box.Shell()
+	o.Log.Debug("the shell runs", "pid", sh.Pid(), "isolation", box.Isolation())
 
 	var term *terminalSession
 	if c := sh.Console(); c != nil {
 		if term, err = attachTerminal(c, o.Stdin, o.Stdout); err != nil {
 			_ = sh.Kill()
-			return 0, fmt.Errorf("%w: attach the terminal: %v", container.ErrSandbox, err)
+			return 0, fmt.Errorf("%w: attach the terminal: %w", container.ErrSandbox, err)
 		}
 		defer term.restore()
 	}
@@ -237,6 +182,7 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 			if waitErr != nil {
 				return 0, fmt.Errorf("wait for the command: %w", waitErr)
 			}
+			o.Log.Debug("the shell ended", "code", exit.Code, "escaped", exit.Escaped)
 			return exit.Code, nil
 		case sig := <-sigs:
 			if sig == sigWinch {
@@ -258,6 +204,22 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 		case <-ctx.Done():
 			_ = sh.Kill()
 		}
+	}
+}
+
+// exposesOf pairs bound listeners with the ports they relay to (the same
+// number inside as on the host).
+func exposesOf(ls []*net.TCPListener) []sandbox.Expose {
+	out := make([]sandbox.Expose, len(ls))
+	for i, l := range ls {
+		out[i] = sandbox.Expose{Listener: l, Port: l.Addr().(*net.TCPAddr).Port}
+	}
+	return out
+}
+
+func closeAll(ls []*net.TCPListener) {
+	for _, l := range ls {
+		l.Close()
 	}
 }
 
@@ -350,25 +312,13 @@ func prepare(o RunOptions, usage string, taken []int) (*prepared, error) {
 		}
 	}
 	if relayed(o.Isolation) {
-		p.env = sandboxEnv(p.env, o.Env)
 		if !p.rules.Empty() {
-			p.proxyPort = pickProxyPort(taken)
-			p.env = proxyEnv(p.env, p.proxyPort)
+			p.proxyPort = sandbox.PickProxyPort(taken)
 		}
+		keep := slices.ContainsFunc(o.Env, func(e string) bool { k, _, _ := strings.Cut(e, "="); return k == "TMPDIR" })
+		p.env = sandbox.Env(p.env, keep, p.proxyPort)
 	}
 	return p, nil
-}
-
-// sandboxEnv fixes what the host's environment gets wrong inside a
-// container: TMPDIR pointing at a host directory, which is read-only there
-// (the container's own /tmp is private and writable), unless -e set it.
-func sandboxEnv(env, extra []string) []string {
-	for _, e := range extra {
-		if k, _, _ := strings.Cut(e, "="); k == "TMPDIR" {
-			return env
-		}
-	}
-	return setEnv(env, "TMPDIR", "/tmp")
 }
 
 // buildEnv starts from the allowlisted part of our environment
@@ -458,11 +408,4 @@ func setEnv(env []string, k, v string) []string {
 		}
 	}
 	return append(env, k+"="+v)
-}
-
-// newID makes a container id that no other run of this user shares.
-func newID(prefix string) string {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	return fmt.Sprintf("%s-%d-%s", prefix, os.Getpid(), hex.EncodeToString(b))
 }

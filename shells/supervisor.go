@@ -16,8 +16,8 @@ import (
 
 	"github.com/cshell/cshell/container"
 	"github.com/cshell/cshell/internal/safefs"
-	"github.com/cshell/cshell/netrelay"
 	"github.com/cshell/cshell/policy"
+	"github.com/cshell/cshell/sandbox"
 )
 
 // SuperviseArg is the hidden first argument that makes the binary a
@@ -137,10 +137,10 @@ type supervisor struct {
 	say  func(answer)
 	spec supervisorSpec
 	meta *Meta
+	box  *sandbox.Sandbox
 	sh   container.Shell
 
-	mu      sync.Mutex        // guards meta against the log's trim callback
-	factory *netrelay.Factory // nil without a network namespace
+	mu sync.Mutex // guards meta against the log's trim callback
 }
 
 // readSpec reads the spec run -d writes on fd 5.
@@ -190,12 +190,8 @@ func (s *supervisor) run() error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 
-	runner, err := container.New(s.spec.Isolation)
-	if err != nil {
-		return err
-	}
-	// Inherited listeners, bound by run -d.
-	var listeners []net.Listener
+	// Inherited listeners, bound by run -d: the sandbox owns them.
+	var exposes []sandbox.Expose
 	for _, e := range s.spec.Exposes {
 		if e.FD == 0 {
 			continue
@@ -204,26 +200,12 @@ func (s *supervisor) run() error {
 		l, err := net.FileListener(f)
 		f.Close()
 		if err != nil {
+			for _, x := range exposes {
+				x.Listener.Close()
+			}
 			return fmt.Errorf("take over the listener on %s: %w", e.Listen, err)
 		}
-		listeners = append(listeners, l)
-	}
-	defer func() {
-		for _, l := range listeners {
-			l.Close()
-		}
-	}()
-	// A container's init is a socket factory for the relay (fd 3 inside).
-	var sockets *os.File
-	if runner.Isolation() == container.Container {
-		parent, child, err := socketPair()
-		if err != nil {
-			return err
-		}
-		defer child.Close()
-		sockets = child
-		s.factory = netrelay.NewFactory(parent)
-		defer s.factory.Close()
+		exposes = append(exposes, sandbox.Expose{Listener: l, Port: e.Port})
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -234,26 +216,28 @@ func (s *supervisor) run() error {
 		return err
 	}
 	defer devnull.Close()
-	s.sh, err = runner.Start(&container.Spec{
-		ID:      newID("sh" + s.id), // sh3-PID-RANDOM: the pid lets a later run collect it
-		Command: s.spec.Command,
-		Env:     s.spec.Env,
-		FS:      s.spec.FS,
-		Stdin:   devnull,
-		Stdout:  pw,
-		Stderr:  pw,
-		Sockets: sockets,
-	})
-	pw.Close()
-	if sockets != nil {
-		sockets.Close() // the init has its own copy
+	so := sandbox.Options{
+		ID:        sandbox.NewID("sh" + s.id), // sh3-PID-RANDOM: the pid lets a later run collect it
+		Isolation: s.spec.Isolation, Command: s.spec.Command, Env: s.spec.Env, FS: s.spec.FS,
+		Stdin: devnull, Stdout: pw, Stderr: pw,
+		Exposes: exposes, MaxConnections: s.spec.MaxConnections, Probes: true,
 	}
+	if len(s.spec.Allow) > 0 {
+		rules, err := policy.NewRules(s.spec.Allow, s.spec.Deny)
+		if err != nil {
+			return err
+		}
+		so.Proxy = &sandbox.Proxy{Port: s.spec.ProxyPort, Rules: rules, Record: violationLog(s.dir)}
+	}
+	s.box, err = sandbox.Start(so)
+	pw.Close()
 	if err != nil {
 		pr.Close()
 		logw.Close()
 		return err
 	}
-	defer s.sh.Close()
+	defer s.box.Close()
+	s.sh = s.box.Shell()
 	copied := make(chan struct{})
 	go func() {
 		_, _ = io.Copy(logw, pr)
@@ -262,7 +246,7 @@ func (s *supervisor) run() error {
 
 	s.mu.Lock()
 	s.meta.Status = StatusRunning
-	s.meta.Isolation = string(runner.Isolation()) // what auto chose
+	s.meta.Isolation = string(s.box.Isolation()) // what auto chose
 	s.meta.Pid = s.sh.Pid()
 	s.meta.Token = container.ShellToken(s.sh)
 	s.meta.PidTime = processStartTime(s.meta.Pid)
@@ -273,34 +257,6 @@ func (s *supervisor) run() error {
 	if err != nil {
 		_ = s.sh.Kill()
 		return fmt.Errorf("record the shell: %w", err)
-	}
-
-	// Relay each exposed port until the shell ends.
-	relayCtx, stopRelay := context.WithCancel(context.Background())
-	var relays sync.WaitGroup
-	defer func() { stopRelay(); relays.Wait() }()
-	var ports []int
-	for _, e := range s.spec.Exposes {
-		if e.FD != 0 {
-			ports = append(ports, e.Port)
-		}
-	}
-	if s.factory != nil {
-		serveExposes(relayCtx, s.factory, listeners, ports, s.spec.MaxConnections, &relays)
-		if len(s.spec.Allow) > 0 {
-			rules, err := policy.NewRules(s.spec.Allow, s.spec.Deny)
-			if err == nil {
-				err = startProxy(relayCtx, s.factory, s.spec.ProxyPort, rules, violationLog(s.dir), &relays)
-			}
-			if err != nil {
-				_ = s.sh.Kill()
-				return err
-			}
-		}
-		if err := s.factory.Start(); err != nil {
-			_ = s.sh.Kill()
-			return err
-		}
 	}
 
 	exited := make(chan container.Exit, 1)
@@ -366,8 +322,7 @@ func (s *supervisor) run() error {
 			// The mark goes first: a foreground shell of the session must
 			// not reach what binds the port once it is free.
 			_ = s.m.dir.Remove(exposingName + "/" + s.id)
-			stopRelay() // the ports close with the shell
-			relays.Wait()
+			s.box.StopRelays() // the ports close with the shell
 			s.finish(ex, reason, killSig, !answered, logw, pr, copied, killers)
 			if !answered {
 				s.say(answer{Status: "ended"})
@@ -493,7 +448,7 @@ func (s *supervisor) answerProbe(c net.Conn, ports []int) {
 	defer cancel()
 	r := probeReply{Ready: make([]bool, len(ports))}
 	for i, p := range ports {
-		r.Ready[i] = p > 0 && p < 65536 && probePort(ctx, s.factory, p)
+		r.Ready[i] = s.box.Probe(ctx, p)
 	}
 	_ = c.SetWriteDeadline(time.Now().Add(replyTimeout))
 	_ = json.NewEncoder(c).Encode(r)

@@ -15,7 +15,8 @@ import (
 func TestImportsPointOneWay(t *testing.T) {
 	const mod = "github.com/cshell/cshell/"
 	allowed := map[string][]string{
-		"shells":          {"container", "netrelay", "policy", "internal/safefs"},
+		"shells":          {"sandbox", "container", "netrelay", "policy", "internal/safefs"},
+		"sandbox":         {"container", "netrelay", "policy", "internal/safefs"},
 		"container":       {"policy", "internal/safefs"},
 		"netrelay":        {},
 		"policy":          {"internal/safefs"},

@@ -1,13 +1,13 @@
 //go:build !linux
 
-package shells
+package sandbox
 
 import (
 	"errors"
 	"os"
 )
 
-// socketPair is not needed here: shells have no namespaces.
+// socketPair is never needed here: shells have no namespaces.
 func socketPair() (*os.File, *os.File, error) {
 	return nil, nil, errors.New("shells have no network namespace here")
 }

@@ -1,0 +1,125 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/cshell/cshell/netrelay"
+	"github.com/cshell/cshell/policy"
+)
+
+// ProxyPort is where a shell finds its allowlist proxy, on 127.0.0.1 of
+// its own network namespace (so it collides with nothing on the host),
+// unless one of the ports the shell's servers or its session's listen on
+// inside takes it (see PickProxyPort).
+const ProxyPort = 3128
+
+// PickProxyPort is ProxyPort, or the first port after it that taken does
+// not hold.
+func PickProxyPort(taken []int) int {
+	p := ProxyPort
+	for slices.Contains(taken, p) {
+		p++
+	}
+	return p
+}
+
+// Env fixes what the host's environment gets wrong inside a container
+// and points every common client at the proxy (proxyPort 0: none):
+// TMPDIR is the container's own /tmp unless the caller set it (keep),
+// the proxy variables name 127.0.0.1:proxyPort, and loopback stays direct.
+func Env(env []string, keepTMPDIR bool, proxyPort int) []string {
+	if !keepTMPDIR {
+		env = setEnv(env, "TMPDIR", "/tmp")
+	}
+	if proxyPort == 0 {
+		return env
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d", proxyPort)
+	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
+		env = setEnv(env, k, url)
+	}
+	for _, k := range []string{"NO_PROXY", "no_proxy"} {
+		env = setEnv(env, k, "localhost,127.0.0.1,::1")
+	}
+	return env
+}
+
+func setEnv(env []string, k, v string) []string {
+	for i, e := range env {
+		if len(e) > len(k) && e[:len(k)] == k && e[len(k)] == '=' {
+			env[i] = k + "=" + v
+			return env
+		}
+	}
+	return append(env, k+"="+v)
+}
+
+// serveProxy listens on the proxy's port inside the shell and serves it
+// until the relays stop.
+func (s *Sandbox) serveProxy(ctx context.Context, p *Proxy) error {
+	l, err := s.factory.Listen(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(p.Port)))
+	if err != nil {
+		return fmt.Errorf("start the shell's proxy on port %d: %w", p.Port, err)
+	}
+	proxy := &netrelay.Proxy{
+		Dial: policyDialer(p.Rules),
+		Refused: func(host string, port int, method, rule string) {
+			if p.Record != nil {
+				p.Record(policy.NewViolation(host, port, method, rule))
+			}
+		},
+	}
+	s.relays.Add(1)
+	go func() {
+		defer s.relays.Done()
+		proxy.Serve(ctx, l)
+	}()
+	return nil
+}
+
+// policyDialer decides on the name the client asked for, then resolves
+// it here and dials the first address the rules accept.
+func policyDialer(rules *policy.Rules) func(context.Context, string, int) (net.Conn, error) {
+	var d net.Dialer
+	return func(ctx context.Context, host string, port int) (net.Conn, error) {
+		if ok, rule := rules.Decide(host, port); !ok {
+			return nil, &netrelay.Refusal{Rule: rule}
+		}
+		h, _ := policy.NormalizeHost(host)
+		var addrs []netip.Addr
+		if a, err := netip.ParseAddr(h); err == nil {
+			addrs = []netip.Addr{a}
+		} else {
+			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			if addrs, err = net.DefaultResolver.LookupNetIP(ctx, "ip", h); err != nil {
+				return nil, err
+			}
+		}
+		var lastErr error
+		refusal := ""
+		for _, a := range addrs {
+			if ok, why := rules.CheckAddr(h, a, port); !ok {
+				refusal = why
+				continue
+			}
+			c, err := d.DialContext(ctx, "tcp", netip.AddrPortFrom(a.Unmap(), uint16(port)).String())
+			if err == nil {
+				return c, nil
+			}
+			lastErr = err
+		}
+		if lastErr == nil && refusal != "" {
+			return nil, &netrelay.Refusal{Rule: refusal}
+		}
+		if lastErr == nil {
+			lastErr = fmt.Errorf("%s has no address", h)
+		}
+		return nil, lastErr
+	}
+}

@@ -1,0 +1,262 @@
+// Package sandbox starts one shell in its sandbox with everything around
+// it, in one order and with one owner: the runner (container or process
+// group), the socket factory on the container init's fd 3, the relays of
+// the shell's exposed ports, the reach of its session's ports (foreground
+// shells), the allowlist proxy inside, the factory's start step that lets
+// the command run, and the teardown of all of it. Foreground runs,
+// background supervisors and the MCP server start every shell here.
+//
+// A Sandbox is safe for concurrent use.
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+
+	"github.com/cshell/cshell/container"
+	"github.com/cshell/cshell/netrelay"
+	"github.com/cshell/cshell/policy"
+)
+
+// Options is one shell to start.
+type Options struct {
+	ID        string // unique among running shells: see NewID
+	Isolation container.Isolation
+	Command   string // a shell command line, run with bash -c
+	Env       []string
+	FS        policy.Filesystem
+
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Terminal       bool // a terminal of its own (Shell().Console())
+
+	// Exposes are host listeners, bound by the caller (so that a port in
+	// use refused the start before anything ran), each relayed to its
+	// port inside. The sandbox owns them from Start on.
+	Exposes []Expose
+	// MaxConnections bounds the connections each relay carries at once
+	// (0: no bound).
+	MaxConnections int
+	// Reach are host addresses a foreground shell reaches at
+	// 127.0.0.1:PORT inside (its session's exposed ports).
+	Reach []Reach
+	// Proxy, when set, listens inside the shell for the allowed hosts.
+	Proxy *Proxy
+	// Probes gives a container's init a socket factory even when nothing
+	// above needs one, so that Probe reaches inside (background shells).
+	Probes bool
+}
+
+// Expose is one exposed port: the host's listener and the port inside.
+type Expose struct {
+	Listener net.Listener
+	Port     int
+}
+
+// Reach is one host address a shell reaches. Allowed, asked at every
+// connection, says whether it still may (the shell that exposes it runs).
+type Reach struct {
+	Host    netip.AddrPort
+	Allowed func() bool
+}
+
+// Proxy is the allowlist proxy inside a shell: on 127.0.0.1:Port, deciding
+// by Rules, telling Record of each refusal.
+type Proxy struct {
+	Port   int
+	Rules  *policy.Rules
+	Record func(policy.Violation)
+}
+
+// Sandbox is one started shell and what serves it.
+type Sandbox struct {
+	sh      container.Shell
+	iso     container.Isolation
+	factory *netrelay.Factory // nil without a network namespace
+
+	stop    context.CancelFunc
+	relays  sync.WaitGroup
+	stopped sync.Once
+	closed  sync.Once
+}
+
+// ErrNotExposed ends a relayed connection to a reached address that is no
+// longer allowed.
+var ErrNotExposed = errors.New("no running shell of the session exposes the port")
+
+// Start starts the shell and everything around it; the command runs once
+// every listener inside (the proxy, the reached ports) exists. On an error
+// nothing is left: the shell is killed, the listeners closed.
+func Start(o Options) (*Sandbox, error) {
+	closeListeners := func() {
+		for _, e := range o.Exposes {
+			e.Listener.Close()
+		}
+	}
+	runner, err := container.New(o.Isolation)
+	if err != nil {
+		closeListeners()
+		return nil, err
+	}
+	s := &Sandbox{iso: runner.Isolation()}
+	inside := s.iso == container.Container
+	if !inside {
+		// Its servers bind this machine's ports themselves: nothing to
+		// relay, reach or proxy.
+		closeListeners()
+		o.Exposes, o.Reach, o.Proxy = nil, nil, nil
+	}
+	var sockets *os.File
+	if inside && (len(o.Exposes) > 0 || len(o.Reach) > 0 || o.Proxy != nil || o.Probes) {
+		parent, child, err := socketPair()
+		if err != nil {
+			closeListeners()
+			return nil, fmt.Errorf("%w: %w", container.ErrSandbox, err)
+		}
+		defer child.Close() // the init has its own copy once it runs
+		sockets = child
+		s.factory = netrelay.NewFactory(parent)
+	}
+	s.sh, err = runner.Start(&container.Spec{
+		ID: o.ID, Command: o.Command, Env: o.Env, FS: o.FS,
+		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Terminal: o.Terminal,
+		Sockets: sockets,
+	})
+	if err != nil {
+		closeListeners()
+		if s.factory != nil {
+			s.factory.Close()
+		}
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stop = cancel
+	if s.factory == nil {
+		return s, nil
+	}
+	fail := func(err error) (*Sandbox, error) {
+		s.Close()
+		return nil, fmt.Errorf("%w: %w", container.ErrSandbox, err)
+	}
+	for _, e := range o.Exposes {
+		t := s.factory.Target(
+			netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(e.Port)),
+			netip.AddrPortFrom(netip.IPv6Loopback(), uint16(e.Port))) // servers that bind localhost as IPv6 only
+		t.Max = o.MaxConnections
+		s.relay(ctx, e.Listener, t)
+	}
+	for _, r := range o.Reach {
+		inner, err := s.factory.Listen(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), r.Host.Port()))
+		if err != nil {
+			continue // the shell binds that port itself: its own wins
+		}
+		t := reachTarget(r)
+		t.Max = o.MaxConnections
+		s.relay(ctx, inner, t)
+	}
+	if o.Proxy != nil {
+		if err := s.serveProxy(ctx, o.Proxy); err != nil {
+			return fail(err)
+		}
+	}
+	if err := s.factory.Start(); err != nil {
+		return fail(err)
+	}
+	return s, nil
+}
+
+func (s *Sandbox) relay(ctx context.Context, l net.Listener, t netrelay.Target) {
+	s.relays.Add(1)
+	go func() {
+		defer s.relays.Done()
+		netrelay.Relay(ctx, l, t)
+	}()
+}
+
+// reachTarget connects to a reached address while it is allowed.
+func reachTarget(r Reach) netrelay.Target {
+	t := netrelay.HostTarget(r.Host)
+	socket := t.Socket
+	t.Socket = func(family int) (int, error) {
+		if socket == nil || (r.Allowed != nil && !r.Allowed()) {
+			return -1, ErrNotExposed
+		}
+		return socket(family)
+	}
+	return t
+}
+
+// Shell is the started shell: its pid, signals, the wait for its end.
+func (s *Sandbox) Shell() container.Shell { return s.sh }
+
+// Isolation is what the runner gave the shell (what auto chose).
+func (s *Sandbox) Isolation() container.Isolation { return s.iso }
+
+// Probe reports whether a port of the shell accepts connections: inside
+// its namespace, 127.0.0.1 first, then ::1 (a container started without
+// Probes has no way in: false); on this machine's loopback for a shell
+// without a namespace.
+func (s *Sandbox) Probe(ctx context.Context, port int) bool {
+	if port <= 0 || port > 65535 || (s.factory == nil && s.iso == container.Container) {
+		return false
+	}
+	if s.factory == nil {
+		for _, a := range []string{"127.0.0.1", "::1"} {
+			var d net.Dialer
+			if c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(a, fmt.Sprint(port))); err == nil {
+				c.Close()
+				return true
+			}
+		}
+		return false
+	}
+	for _, a := range []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()} {
+		if c, err := s.factory.Dial(ctx, netip.AddrPortFrom(a, uint16(port))); err == nil {
+			c.Close()
+			return true
+		}
+	}
+	return false
+}
+
+// StopRelays closes every listener the sandbox serves (the exposed ports
+// shut), ends their connections and waits for it. The shell runs on.
+func (s *Sandbox) StopRelays() {
+	s.stopped.Do(func() {
+		if s.stop != nil {
+			s.stop()
+		}
+		s.relays.Wait()
+	})
+}
+
+// Close stops the relays, kills the shell if it still runs, and releases
+// what it held (the container's state and cgroups, the factory).
+func (s *Sandbox) Close() error {
+	var err error
+	s.closed.Do(func() {
+		s.StopRelays()
+		if s.factory != nil {
+			s.factory.Close()
+		}
+		err = s.sh.Close()
+	})
+	return err
+}
+
+// NewID makes a container id that no other shell of this user shares:
+// PREFIX-PID-RANDOM, the pid of the process that owns it, so that a later
+// start can collect the state of one whose owner died.
+func NewID(prefix string) string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%s-%d-%s", prefix, os.Getpid(), hex.EncodeToString(b))
+}
