@@ -3,51 +3,97 @@
 package main
 
 import (
+	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// TestImportsPointOneWay holds the layering of ARCHITECTURE.md (a unit test:
-// it needs the Go tool and the source, which e2e runs do not have):
-// cmd -> shells -> container, netrelay, policy; container may use policy;
-// netrelay and policy use no cshell package.
+// layers is the import rule of docs/architecture.md, for every package
+// of the module: what each may import of cshell's own packages, directly
+// or not. Imports point one way, from the command line down to the
+// leaves; a package missing here fails the test, so a new one must say
+// where it stands.
+var layers = map[string][]string{
+	"cmd/cshell":           {"mcpserver", "shells", "sandbox", "container", "netrelay", "policy", "internal/safefs"},
+	"mcpserver":            {"shells", "sandbox", "container", "netrelay", "policy", "internal/safefs"},
+	"shells":               {"sandbox", "container", "netrelay", "policy", "internal/safefs"},
+	"sandbox":              {"container", "netrelay", "policy", "internal/safefs"},
+	"container":            {"policy", "internal/safefs"},
+	"netrelay":             {},
+	"policy":               {"internal/safefs"},
+	"internal/safefs":      {},
+	"hack/bench/cmd/blob":  {},
+	"hack/bench/cmd/httpd": {},
+}
+
+// TestImportsPointOneWay holds the layering (a unit test: it needs the Go
+// tool and the source, which e2e runs do not have), on every platform
+// cshell builds for. Only cmd/cshell may import cobra.
 func TestImportsPointOneWay(t *testing.T) {
+	checkLayers(t, layers)
+}
+
+func checkLayers(t testing.TB, layers map[string][]string) {
 	const mod = "github.com/cshell/cshell/"
-	allowed := map[string][]string{
-		"shells":          {"sandbox", "container", "netrelay", "policy", "internal/safefs"},
-		"sandbox":         {"container", "netrelay", "policy", "internal/safefs"},
-		"container":       {"policy", "internal/safefs"},
-		"netrelay":        {},
-		"policy":          {"internal/safefs"},
-		"internal/safefs": {},
-	}
-	for pkg, may := range allowed {
-		for _, goos := range []string{"linux", "darwin", "windows"} {
-			cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "../../"+pkg)
-			cmd.Env = append(cmd.Environ(), "GOOS="+goos, "CGO_ENABLED=1")
-			out, err := cmd.Output()
+	for _, goos := range []string{"linux", "darwin", "windows"} {
+		list := exec.Command("go", "list", "-f", "{{.ImportPath}}", "../../...")
+		list.Env = append(list.Environ(), "GOOS="+goos, "CGO_ENABLED=1")
+		out, err := list.Output()
+		if err != nil {
+			t.Fatalf("go list (%s): %v", goos, err)
+		}
+		for _, pkg := range strings.Fields(string(out)) {
+			name := strings.TrimPrefix(pkg, mod)
+			may, known := layers[name]
+			if !known {
+				t.Errorf("package %s is not in the import rule (cmd/cshell/deps_test.go, docs/architecture.md)", name)
+				continue
+			}
+			deps := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", pkg)
+			deps.Env = list.Env
+			out, err := deps.Output()
 			if err != nil {
-				t.Fatalf("go list %s (%s): %v", pkg, goos, err)
+				t.Fatalf("go list -deps %s (%s): %v", name, goos, err)
 			}
 			for _, dep := range strings.Fields(string(out)) {
-				name, ok := strings.CutPrefix(dep, mod)
-				if !ok || name == pkg {
+				if dep == "github.com/spf13/cobra" && name != "cmd/cshell" {
+					t.Errorf("%s imports cobra on %s; only cmd/cshell may", name, goos)
+				}
+				d, ok := strings.CutPrefix(dep, mod)
+				if !ok || d == name {
 					continue
 				}
-				if !contains(may, name) {
-					t.Errorf("%s imports %s on %s; allowed: %v", pkg, name, goos, may)
+				if !slices.Contains(may, d) {
+					t.Errorf("%s imports %s on %s; allowed: %v", name, d, goos, may)
 				}
 			}
 		}
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
+// TestLayersCatchAViolation checks that the rule can fail: with policy
+// allowed nothing, its import of internal/safefs is a violation.
+func TestLayersCatchAViolation(t *testing.T) {
+	strict := map[string][]string{}
+	for k, v := range layers {
+		strict[k] = v
 	}
-	return false
+	strict["policy"] = nil
+	rec := &recorder{TB: t}
+	checkLayers(rec, strict)
+	if !slices.ContainsFunc(rec.errors, func(e string) bool { return strings.Contains(e, "policy imports internal/safefs") }) {
+		t.Errorf("a violation went unnoticed: %q", rec.errors)
+	}
+}
+
+// recorder collects errors instead of failing the test.
+type recorder struct {
+	testing.TB
+	errors []string
+}
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
 }

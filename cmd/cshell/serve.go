@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cshell/cshell/container"
+	"github.com/cshell/cshell/mcpserver"
 	"github.com/cshell/cshell/policy"
 	"github.com/cshell/cshell/shells"
 )
@@ -48,7 +49,7 @@ Register it with an agent host, for example:
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 			defer stop()
 			configFile, _ := g.configPath(req.Home)
-			return m.Serve(ctx, shells.ServeOptions{
+			return mcpserver.Serve(ctx, m, mcpserver.Options{
 				Run: shells.RunOptions{Isolation: iso, FS: req, Env: o.env, Config: cfg, AllowHosts: o.allowHosts,
 					StateDir: g.stateDirPath(), ConfigFile: configFile, Stderr: g.stderr, Log: g.log},
 				Version: version,

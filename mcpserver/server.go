@@ -1,7 +1,13 @@
-package shells
+// Package mcpserver serves cshell's shells to an agent host as Model
+// Context Protocol tools over stdio: bash (foreground or background),
+// bash_output, kill_shell and list_shells. It needs only the public API of
+// shells; each server is a session of its own, and its shells end when it
+// ends. Safe for concurrent use by the SDK's handlers.
+package mcpserver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cshell/cshell/policy"
+	"github.com/cshell/cshell/shells"
 )
 
 // maxToolOutput bounds what a foreground bash call returns.
@@ -25,9 +32,9 @@ const maxToolOutput = 30000
 // a tool call must come back.
 const defaultToolTimeout = 120 * time.Second
 
-// ServeOptions is one `cshell serve`: the policy every tool call gets.
-type ServeOptions struct {
-	Run     RunOptions // Isolation, FS (workdir, rw, ro, hide), AllowHosts, Config
+// Options is one `cshell serve`: the policy every tool call gets.
+type Options struct {
+	Run     shells.RunOptions // Isolation, FS (workdir, rw, ro, hide), AllowHosts, Config
 	Version string
 	In      io.ReadCloser
 	Out     io.WriteCloser
@@ -37,14 +44,14 @@ type ServeOptions struct {
 // own session, owned by this process: when it ends, however it ends, they
 // end too (recorded "killed (session ended)").
 type server struct {
-	m       *Manager
-	o       ServeOptions
+	m       *shells.Manager
+	o       Options
 	session string
 	notify  string
 
 	mu      sync.Mutex
 	mine    map[string]bool // ids of the shells this server started
-	pending []Notice        // for notify "note": told with the next result
+	pending []shells.Notice // for notify "note": told with the next result
 	mcp     *mcp.ServerSession
 }
 
@@ -75,8 +82,9 @@ type KillArgs struct {
 // ListArgs are the list_shells tool's (no) arguments.
 type ListArgs struct{}
 
-// Serve runs the MCP server until the client hangs up or ctx ends.
-func (m *Manager) Serve(ctx context.Context, o ServeOptions) error {
+// Serve runs the MCP server on the shells of m until the client hangs up
+// or ctx ends.
+func Serve(ctx context.Context, m *shells.Manager, o Options) error {
 	cfg := o.Run.Config
 	if cfg == nil {
 		cfg = &policy.Config{}
@@ -122,7 +130,7 @@ func (m *Manager) Serve(ctx context.Context, o ServeOptions) error {
 // watchNotices passes on the completion notices of this server's shells.
 func (s *server) watchNotices(ctx context.Context) {
 	start := time.Now()
-	_ = s.m.Events(ctx, true, func(n Notice, _ []byte) {
+	_ = s.m.Events(ctx, true, func(n shells.Notice, _ []byte) {
 		s.mu.Lock()
 		mine := s.mine[n.ID] && n.EndedAt.After(start)
 		ss := s.mcp
@@ -138,15 +146,15 @@ func (s *server) watchNotices(ctx context.Context) {
 	})
 }
 
-func noticeText(n Notice) string {
+func noticeText(n shells.Notice) string {
 	var sb strings.Builder
 	code := "?"
 	if n.ExitCode != nil {
 		code = strconv.Itoa(*n.ExitCode)
 	}
-	fmt.Fprintf(&sb, "shell %s (%s) %s; exit code %s, runtime %.1fs", n.ID, sanitize(n.Command), n.StatusLine, code, n.RuntimeSeconds)
+	fmt.Fprintf(&sb, "shell %s (%s) %s; exit code %s, runtime %.1fs", n.ID, shells.Sanitize(n.Command), n.StatusLine, code, n.RuntimeSeconds)
 	if len(n.LastLines) > 0 {
-		sb.WriteString("; last lines:\n" + visible(strings.Join(n.LastLines, "\n"), false))
+		sb.WriteString("; last lines:\n" + shells.Visible(strings.Join(n.LastLines, "\n"), false))
 	}
 	return sb.String()
 }
@@ -188,7 +196,7 @@ func (s *server) bash(ctx context.Context, _ *mcp.CallToolRequest, a BashArgs) (
 		return s.foreground(ctx, o)
 	}
 	o.Expose = a.Expose
-	st, err := s.m.Start(StartOptions{RunOptions: o, OwnerPid: os.Getpid(), Description: a.Description})
+	st, err := s.m.Start(shells.StartOptions{RunOptions: o, OwnerPid: os.Getpid(), Description: a.Description})
 	if err != nil {
 		return toolError(err)
 	}
@@ -208,7 +216,7 @@ func (s *server) bash(ctx context.Context, _ *mcp.CallToolRequest, a BashArgs) (
 }
 
 // foreground runs a command to its end and returns its output and code.
-func (s *server) foreground(ctx context.Context, o RunOptions) (*mcp.CallToolResult, any, error) {
+func (s *server) foreground(ctx context.Context, o shells.RunOptions) (*mcp.CallToolResult, any, error) {
 	if o.Timeout == 0 {
 		o.Timeout = defaultToolTimeout
 	}
@@ -219,11 +227,11 @@ func (s *server) foreground(ctx context.Context, o RunOptions) (*mcp.CallToolRes
 	defer devnull.Close()
 	out := &tailBuffer{max: maxToolOutput}
 	o.Stdin, o.Stdout, o.Stderr = devnull, out, out
-	code, err := Run(ctx, o)
+	code, err := shells.Run(ctx, o)
 	if err != nil {
 		return toolError(err)
 	}
-	text := visible(out.String(), false)
+	text := shells.Visible(out.String(), false)
 	if out.cut > 0 {
 		text = fmt.Sprintf("[%d characters cut from the start; the last %d follow]\n", out.cut, maxToolOutput) + text
 	}
@@ -238,7 +246,7 @@ func (s *server) output(ctx context.Context, _ *mcp.CallToolRequest, a OutputArg
 	if a.WaitSeconds < 0 || a.WaitSeconds > 60 {
 		return toolError(fmt.Errorf("wait_seconds %v: give 0 to 60", a.WaitSeconds))
 	}
-	o := OutputOptions{Wait: time.Duration(a.WaitSeconds * float64(time.Second)), FromByte: -1}
+	o := shells.OutputOptions{Wait: time.Duration(a.WaitSeconds * float64(time.Second)), FromByte: -1}
 	if a.Filter != "" {
 		re, err := regexp.Compile(a.Filter)
 		if err != nil {
@@ -264,14 +272,14 @@ func (s *server) output(ctx context.Context, _ *mcp.CallToolRequest, a OutputArg
 }
 
 func (s *server) kill(_ context.Context, _ *mcp.CallToolRequest, a KillArgs) (*mcp.CallToolResult, any, error) {
-	sig, err := ParseSignal(orDefault(a.Signal, "TERM"))
+	sig, err := shells.ParseSignal(cmp.Or(a.Signal, "TERM"))
 	if err != nil {
 		return toolError(err)
 	}
-	grace := DefaultGrace
+	grace := shells.DefaultGrace
 	if a.GraceSeconds != nil {
-		if !(*a.GraceSeconds >= 0 && *a.GraceSeconds <= MaxGrace.Seconds()) {
-			return toolError(fmt.Errorf("grace_seconds %v: give 0 to %.0f", *a.GraceSeconds, MaxGrace.Seconds()))
+		if !(*a.GraceSeconds >= 0 && *a.GraceSeconds <= shells.MaxGrace.Seconds()) {
+			return toolError(fmt.Errorf("grace_seconds %v: give 0 to %.0f", *a.GraceSeconds, shells.MaxGrace.Seconds()))
 		}
 		grace = time.Duration(*a.GraceSeconds * float64(time.Second))
 	}
@@ -290,7 +298,7 @@ func (s *server) kill(_ context.Context, _ *mcp.CallToolRequest, a KillArgs) (*m
 }
 
 func (s *server) list(context.Context, *mcp.CallToolRequest, ListArgs) (*mcp.CallToolResult, any, error) {
-	list := []*Meta{}
+	list := []*shells.Meta{}
 	for _, meta := range s.m.List() {
 		if meta.Session == s.session {
 			list = append(list, meta)
@@ -305,21 +313,21 @@ func (s *server) list(context.Context, *mcp.CallToolRequest, ListArgs) (*mcp.Cal
 
 // find resolves a shell of this server's own session: the others are not
 // its to read or stop (and reading one would move its session's place).
-func (s *server) find(ref string) (*Meta, error) {
+func (s *server) find(ref string) (*shells.Meta, error) {
 	if _, err := strconv.Atoi(ref); err != nil && ref != "" {
 		for _, meta := range s.m.List() {
 			if meta.Name == ref && meta.Session == s.session {
 				return meta, nil
 			}
 		}
-		return nil, fmt.Errorf("%w named %q among this server's shells; list_shells lists them", ErrNotFound, sanitize(ref))
+		return nil, fmt.Errorf("%w named %q among this server's shells; list_shells lists them", shells.ErrNotFound, shells.Sanitize(ref))
 	}
 	meta, err := s.m.Find(ref)
 	if err != nil {
 		return nil, err
 	}
 	if meta.Session != s.session {
-		return nil, fmt.Errorf("%w %s among this server's shells; list_shells lists them", ErrNotFound, meta.ID)
+		return nil, fmt.Errorf("%w %s among this server's shells; list_shells lists them", shells.ErrNotFound, meta.ID)
 	}
 	return meta, nil
 }
