@@ -15,6 +15,7 @@ import (
 // half-close, so a client that shuts down its write side still gets the
 // whole response; an error in either direction ends both at once. Between
 // two TCP sockets io.Copy splices on Linux: the bytes stay in the kernel.
+// (Off Linux only: there Relay and Splicer are built on it.)
 func Pipe(a, b net.Conn) {
 	connStarted()
 	defer connEnded()
@@ -86,7 +87,8 @@ func connEnded() {
 // DialFunc opens the far side of one relayed connection.
 type DialFunc func(ctx context.Context) (net.Conn, error)
 
-// Serve accepts on l and pipes each connection to a new one from dial,
+// Serve accepts on l and pipes each connection to a new one from dial
+// (off Linux only: Relay's loop there),
 // until ctx ends or l is closed; then it closes l and every connection it
 // carries, and returns. A connection whose far side cannot be reached
 // (nothing listens there yet) is closed at once: the client sees EOF.
