@@ -45,14 +45,14 @@ var _ Runner = (*containerRunner)(nil)
 func newContainerRunner() (Runner, error) {
 	dir, err := runtimeDir()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSandbox, err)
+		return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("%w: find the cshell binary: %v", ErrSandbox, err)
+		return nil, fmt.Errorf("%w: find the cshell binary: %w", ErrSandbox, err)
 	}
 	if self, err = filepath.EvalSymlinks(self); err != nil {
-		return nil, fmt.Errorf("%w: find the cshell binary: %v", ErrSandbox, err)
+		return nil, fmt.Errorf("%w: find the cshell binary: %w", ErrSandbox, err)
 	}
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
@@ -65,10 +65,10 @@ func newContainerRunner() (Runner, error) {
 		hidden:    filepath.Join(dir, "hidden"),
 	}
 	if err := prepareRootfs(r.rootfs); err != nil {
-		return nil, fmt.Errorf("%w: prepare the root filesystem in %s: %v", ErrSandbox, r.rootfs, err)
+		return nil, fmt.Errorf("%w: prepare the root filesystem in %s: %w", ErrSandbox, r.rootfs, err)
 	}
 	if err := prepareHidden(r.hidden); err != nil {
-		return nil, fmt.Errorf("%w: prepare %s: %v", ErrSandbox, r.hidden, err)
+		return nil, fmt.Errorf("%w: prepare %s: %w", ErrSandbox, r.hidden, err)
 	}
 	collectGarbage(r.stateRoot)
 	return r, nil
@@ -89,7 +89,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		RootlessCgroups: rootless,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSandbox, err)
+		return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 	}
 	// The container dies with the thread that started it (see run below).
 	cfg.ParentDeathSignal = int(unix.SIGKILL)
@@ -115,7 +115,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		parent, child, err := socketPair()
 		if err != nil {
 			_ = c.Destroy()
-			return nil, fmt.Errorf("%w: %v", ErrSandbox, err)
+			return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 		}
 		defer child.Close()
 		consoleSock = parent
@@ -141,7 +141,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 			_ = sh.Kill()
 			<-sh.done
 			_ = c.Destroy()
-			return nil, fmt.Errorf("%w: receive the terminal: %v", ErrSandbox, err)
+			return nil, fmt.Errorf("%w: receive the terminal: %w", ErrSandbox, err)
 		}
 	}
 	return sh, nil

@@ -10,9 +10,9 @@ import (
 // missing, when one is, and points at cshell doctor.
 func explain(err error) error {
 	if missing := missingFeature(); missing != "" {
-		return fmt.Errorf("%w: %s; run cshell doctor, or --isolation process for a shell without a sandbox (%v)", ErrSandbox, missing, err)
+		return fmt.Errorf("%w: %s; run cshell doctor, or --isolation process for a shell without a sandbox (%w)", ErrSandbox, missing, err)
 	}
-	return fmt.Errorf("%w: %v; run cshell doctor to see what this machine allows", ErrSandbox, err)
+	return fmt.Errorf("%w: %w; run cshell doctor to see what this machine allows", ErrSandbox, err)
 }
 
 // missingFeature names the first kernel setting that stops rootless

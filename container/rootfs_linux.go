@@ -188,7 +188,7 @@ func recvFile(sock *os.File) (*os.File, error) {
 	}
 	fds, err := unix.ParseUnixRights(&msgs[0])
 	if err != nil || len(fds) != 1 {
-		return nil, fmt.Errorf("no descriptor received: %v", err)
+		return nil, fmt.Errorf("no descriptor received: %w", err)
 	}
 	return os.NewFile(uintptr(fds[0]), string(buf[:n])), nil
 }

@@ -10,6 +10,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -77,6 +78,15 @@ type KillArgs struct {
 	ShellID      string   `json:"shell_id" jsonschema:"the shell id (or name) to stop"`
 	Signal       string   `json:"signal,omitempty" jsonschema:"TERM (default), INT, HUP or KILL"`
 	GraceSeconds *float64 `json:"grace_seconds,omitempty" jsonschema:"seconds before everything left is killed (default 10; 0 kills at once)"`
+}
+
+// words name the tools' arguments in cshell's sentences.
+var words = &shells.Words{
+	Expose: "expose", Name: "name",
+	ReadFrom: func(id string, from int64) string {
+		return fmt.Sprintf(`bash_output {"bash_id": %q, "from_byte": %d}`, id, from)
+	},
+	Show: func(id string) string { return fmt.Sprintf(`bash_output {"bash_id": %q}`, id) },
 }
 
 // ListArgs are the list_shells tool's (no) arguments.
@@ -189,6 +199,7 @@ func (s *server) bash(ctx context.Context, _ *mcp.CallToolRequest, a BashArgs) (
 	o.Command = []string{a.Command}
 	o.Timeout = time.Duration(a.Timeout * float64(time.Second))
 	o.Session = s.session
+	o.Words = words
 	if !a.RunInBackground {
 		if len(a.Expose) > 0 {
 			return toolError(fmt.Errorf("expose is for background shells: set run_in_background"))
@@ -246,11 +257,11 @@ func (s *server) output(ctx context.Context, _ *mcp.CallToolRequest, a OutputArg
 	if a.WaitSeconds < 0 || a.WaitSeconds > 60 {
 		return toolError(fmt.Errorf("wait_seconds %v: give 0 to 60", a.WaitSeconds))
 	}
-	o := shells.OutputOptions{Wait: time.Duration(a.WaitSeconds * float64(time.Second)), FromByte: -1}
+	o := shells.OutputOptions{Wait: time.Duration(a.WaitSeconds * float64(time.Second)), FromByte: -1, Words: words}
 	if a.Filter != "" {
 		re, err := regexp.Compile(a.Filter)
 		if err != nil {
-			return toolError(fmt.Errorf("filter %q is not a valid regular expression (RE2): %v", a.Filter, err))
+			return toolError(fmt.Errorf("filter %q is not a valid regular expression (RE2): %w", a.Filter, err))
 		}
 		o.Filter = re
 	}
@@ -323,6 +334,9 @@ func (s *server) find(ref string) (*shells.Meta, error) {
 		return nil, fmt.Errorf("%w named %q among this server's shells; list_shells lists them", shells.ErrNotFound, shells.Sanitize(ref))
 	}
 	meta, err := s.m.Find(ref)
+	if errors.Is(err, shells.ErrNotFound) {
+		return nil, fmt.Errorf("%w; list_shells lists them", err)
+	}
 	if err != nil {
 		return nil, err
 	}

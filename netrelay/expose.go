@@ -71,7 +71,7 @@ func Bind(ap netip.AddrPort) (*net.TCPListener, error) {
 		if errors.As(err, &se) {
 			err = se.Err
 		}
-		return nil, fmt.Errorf("cannot listen on %s: %v", ap, err)
+		return nil, fmt.Errorf("cannot listen on %s: %w", ap, err)
 	}
 	return l, nil
 }

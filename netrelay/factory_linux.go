@@ -245,7 +245,7 @@ func (f *Factory) Start() error {
 	}
 	status := make([]byte, 1)
 	if n, err := unix.Read(fd, status); err != nil || n != 1 || status[0] != 0 {
-		return fmt.Errorf("start the command: the shell's init did not confirm (%v)", err)
+		return fmt.Errorf("start the command: the shell's init did not confirm (%w)", err)
 	}
 	return nil
 }

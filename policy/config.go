@@ -332,11 +332,11 @@ func readFile(path string, mustExist bool) (*Config, error) {
 	case errors.Is(err, safefs.ErrSymlink):
 		return nil, fmt.Errorf("%w: %s is a symbolic link; cshell reads configuration only from a regular file (a shell may have planted it): remove it or replace it with the file", ErrUnsafeFile, path)
 	case errors.Is(err, safefs.ErrNotRegular):
-		return nil, fmt.Errorf("%w: %s is not a regular file (%v); remove it", ErrUnsafeFile, path, errors.Unwrap(errors.Unwrap(err)))
+		return nil, fmt.Errorf("%w: %s is not a regular file (%w); remove it", ErrUnsafeFile, path, errors.Unwrap(errors.Unwrap(err)))
 	case errors.Is(err, safefs.ErrTooLarge):
 		return nil, fmt.Errorf("%w: %s is larger than %d KiB, which no configuration needs; remove it or trim it", ErrUnsafeFile, path, MaxFileSize>>10)
 	case err != nil:
-		return nil, fmt.Errorf("%w: read %s: %v", ErrConfig, path, errors.Unwrap(err))
+		return nil, fmt.Errorf("%w: read %s: %w", ErrConfig, path, errors.Unwrap(err))
 	}
 	return Parse(path, data)
 }

@@ -93,7 +93,7 @@ func NewFilesystem(r FilesystemRequest) (Filesystem, error) {
 		return fsys, err
 	}
 	if st, err := os.Stat(wd); err != nil || !st.IsDir() {
-		return fsys, fmt.Errorf("%w: working directory %s is not a directory", ErrPath, wd)
+		return fsys, pathErr("working directory %s is not a directory", wd)
 	}
 	fsys.Workdir = wd
 
@@ -184,7 +184,7 @@ func NewFilesystem(r FilesystemRequest) (Filesystem, error) {
 		}
 		for _, w := range append([]string{fsys.Workdir}, fsys.Write...) {
 			if pathUnderAny(w, []string{rp}) {
-				return fsys, fmt.Errorf("%w: %s is inside cshell's state directory %s, which shells may not see; work in another directory, or choose another state directory with --state-dir", ErrPath, w, rp)
+				return fsys, pathErr("%s is inside cshell's state directory %s, which shells may not see; work in another directory, or choose another state directory with --state-dir", w, rp)
 			}
 		}
 		fsys.Read = slices.DeleteFunc(fsys.Read, func(r string) bool { return pathUnderAny(r, []string{rp}) })
@@ -203,7 +203,7 @@ func NewFilesystem(r FilesystemRequest) (Filesystem, error) {
 	fsys.Hide = slices.DeleteFunc(fsys.Hide, func(h string) bool { return under(h, h) })
 	fsys.Missing = slices.DeleteFunc(fsys.Missing, func(m MissingPath) bool { return under(m.Path, "") })
 	if under(fsys.Workdir, "") {
-		return fsys, fmt.Errorf("%w: working directory %s is hidden from shells (it lies in a hidden path); work in another directory", ErrPath, fsys.Workdir)
+		return fsys, pathErr("working directory %s is hidden from shells (it lies in a hidden path); work in another directory", fsys.Workdir)
 	}
 	// A path both hidden and writable stays hidden; one both read-only and
 	// writable stays read-only.
@@ -298,7 +298,7 @@ func checkLinks(asGiven, ap, flag string) error {
 		}
 		target, _ := os.Readlink(next)
 		if cur != "/" && plantable(next, st) {
-			return fmt.Errorf("%w: %s %s: %s is a symbolic link (to %s) in a place a shell could write, so it may have been planted; give the path it leads to if you trust it", ErrLinkedPath, flag, asGiven, next, target)
+			return linkedErr("%s %s: %s is a symbolic link (to %s) in a place a shell could write, so it may have been planted; give the path it leads to if you trust it", flag, asGiven, next, target)
 		}
 		if cur, err = filepath.EvalSymlinks(next); err != nil {
 			return nil
@@ -311,15 +311,15 @@ func checkLinks(asGiven, ap, flag string) error {
 // cwd. The ~user form is refused: cshell runs as one user.
 func ExpandPath(p, home, cwd string) (string, error) {
 	if p == "" {
-		return "", fmt.Errorf("%w: empty path", ErrPath)
+		return "", pathErr("empty path")
 	}
 	if p == "~" || strings.HasPrefix(p, "~/") {
 		if home == "" {
-			return "", fmt.Errorf("%w: %s: $HOME is not set", ErrPath, p)
+			return "", pathErr("%s: $HOME is not set", p)
 		}
 		p = filepath.Join(home, strings.TrimPrefix(p, "~"))
 	} else if strings.HasPrefix(p, "~") {
-		return "", fmt.Errorf("%w: %s: only ~ and ~/ are expanded; write the full path", ErrPath, p)
+		return "", pathErr("%s: only ~ and ~/ are expanded; write the full path", p)
 	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(cwd, p)
@@ -334,7 +334,7 @@ func resolve(p, home, cwd, what string) (string, error) {
 		return "", err
 	}
 	if rp == "" {
-		return "", fmt.Errorf("%w: %s %s does not exist; create it first or fix the path", ErrPath, what, p)
+		return "", pathErr("%s %s does not exist; create it first or fix the path", what, p)
 	}
 	return rp, nil
 }
@@ -354,10 +354,10 @@ func resolveMaybe(p, home, cwd, what string) (string, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return "", fmt.Errorf("%w: %s %s: %v", ErrPath, what, p, err)
+		return "", pathErr("%s %s: %v", what, p, err)
 	}
 	if rp == "/" {
-		return "", fmt.Errorf("%w: %s /: the root directory cannot be a sandbox path", ErrPath, what)
+		return "", pathErr("%s /: the root directory cannot be a sandbox path", what)
 	}
 	return rp, nil
 }
@@ -367,4 +367,18 @@ func appendNew(list []string, p string) []string {
 		return list
 	}
 	return append(list, p)
+}
+
+// kindError is a sentence for the user that still matches its sentinel.
+type kindError struct{ kind, err error }
+
+func (e *kindError) Error() string   { return e.err.Error() }
+func (e *kindError) Unwrap() []error { return []error{e.kind, e.err} }
+
+func pathErr(format string, a ...any) error {
+	return &kindError{ErrPath, fmt.Errorf(format, a...)}
+}
+
+func linkedErr(format string, a ...any) error {
+	return &kindError{ErrLinkedPath, fmt.Errorf(format, a...)}
 }

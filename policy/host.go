@@ -38,7 +38,7 @@ func NormalizeHost(h string) (string, error) {
 	}
 	a, err := idna.Lookup.ToASCII(h)
 	if err != nil {
-		return "", fmt.Errorf("host %q is not a valid name: %v", h, err)
+		return "", fmt.Errorf("host %q is not a valid name: %w", h, err)
 	}
 	return strings.ToLower(a), nil
 }
@@ -63,7 +63,7 @@ func ParseHostPattern(s string) (HostPattern, error) {
 	if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil && !strings.Contains(host, "]:") {
 		h, err := NormalizeHost(host) // ::1, [::1], 10.0.0.1
 		if err != nil {
-			return p, fmt.Errorf("host pattern %q: %v", s, err)
+			return p, fmt.Errorf("host pattern %q: %w", s, err)
 		}
 		return HostPattern{Host: h}, nil
 	}

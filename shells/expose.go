@@ -2,7 +2,6 @@ package shells
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -25,7 +24,8 @@ type exposeSpec struct {
 // that a port in use refuses the start before anything runs. For shells
 // without a network namespace of their own the ports are only checked
 // (and the listeners closed): their servers bind the host's ports.
-func bindExposes(values []string, public, relay bool) ([]netip.AddrPort, []*net.TCPListener, error) {
+func bindExposes(values []string, public, relay bool, words *Words) ([]netip.AddrPort, []*net.TCPListener, error) {
+	words = wordsOr(words)
 	var addrs []netip.AddrPort
 	var ls []*net.TCPListener
 	fail := func(err error) ([]netip.AddrPort, []*net.TCPListener, error) {
@@ -38,10 +38,13 @@ func bindExposes(values []string, public, relay bool) ([]netip.AddrPort, []*net.
 	for _, v := range values {
 		ap, err := netrelay.ParseExpose(v)
 		if err != nil {
-			return fail(fmt.Errorf("%w: --expose: %v", ErrUsage, err))
+			return fail(usageErr("%s: %w", words.Expose, err))
 		}
 		if netrelay.Public(ap) && !public {
-			return fail(fmt.Errorf("%w: --expose %s listens beyond this machine; add --expose-public to consent, or expose 127.0.0.1:%d", ErrRefused, ap, ap.Port()))
+			if words.ExposePublic == "" {
+				return fail(refusedErr("%s %s listens beyond this machine, which needs consent given on the command line; expose 127.0.0.1:%d", words.Expose, ap, ap.Port()))
+			}
+			return fail(refusedErr("%s %s listens beyond this machine; add %s to consent, or expose 127.0.0.1:%d", words.Expose, ap, words.ExposePublic, ap.Port()))
 		}
 		if seen[ap] {
 			continue
@@ -49,7 +52,7 @@ func bindExposes(values []string, public, relay bool) ([]netip.AddrPort, []*net.
 		seen[ap] = true
 		l, err := netrelay.Bind(ap)
 		if err != nil {
-			return fail(fmt.Errorf("%w: %v", ErrRefused, err))
+			return fail(refusedErr("%v", err))
 		}
 		addrs = append(addrs, ap)
 		if relay {

@@ -21,6 +21,7 @@ const (
 	cursorName     = "cursor"         // output's read position
 	violationsName = "violations.log" // refused network requests, one JSON object a line
 	controlName    = "control.sock"   // the supervisor's control socket
+	supervisorLog  = "supervisor.log" // what the supervisor did and what went wrong (slog text)
 )
 
 // shellFile names a file in a shell's folder, relative to the state dir.

@@ -33,6 +33,7 @@ type OutputOptions struct {
 	Filter   *regexp.Regexp // keep matching lines only
 	FromByte int64          // read from this absolute byte; -1: from the read position
 	Color    bool           // Text keeps colour codes (for a terminal that asked)
+	Words    *Words         // how the notes tell to read on; nil: the command line's
 }
 
 // OutputResult is what one read returns; the JSON form is CLI.md's.
@@ -79,6 +80,7 @@ func (m *Manager) Output(ctx context.Context, ref string, o OutputOptions) (*Out
 		first = false
 	}
 	explicit := o.FromByte >= 0
+	words := wordsOr(o.Words)
 
 	v, err := openLogView(dir)
 	if err != nil {
@@ -121,7 +123,7 @@ func (m *Manager) Output(ctx context.Context, ref string, o OutputOptions) (*Out
 		if to-from > maxRead {
 			to = alignForward(v, from+maxRead, from)
 			r.SkippedBytes = v.end - to
-			r.Notes = append(r.Notes, fmt.Sprintf("[cshell: %d more bytes follow; read them with cshell output %s --from-byte %d]", r.SkippedBytes, meta.ID, to))
+			r.Notes = append(r.Notes, fmt.Sprintf("[cshell: %d more bytes follow; read them with %s]", r.SkippedBytes, words.ReadFrom(meta.ID, to)))
 		}
 	}
 	c, err := m.collect(v, from, to, o.Filter)
@@ -130,10 +132,10 @@ func (m *Manager) Output(ctx context.Context, ref string, o OutputOptions) (*Out
 	}
 	if c.start > from {
 		r.SkippedBytes += c.start - from
-		r.Notes = append(r.Notes, fmt.Sprintf("[cshell: skipped %d bytes; read them with cshell output %s --from-byte %d]", c.start-from, meta.ID, from))
+		r.Notes = append(r.Notes, fmt.Sprintf("[cshell: skipped %d bytes; read them with %s]", c.start-from, words.ReadFrom(meta.ID, from)))
 	}
 	for _, l := range c.cut {
-		r.Notes = append(r.Notes, fmt.Sprintf("[cshell: a matching line of %d bytes at byte %d is cut to its first %d; read it with cshell output %s --from-byte %d]", l.size, l.off, maxLine, meta.ID, l.off))
+		r.Notes = append(r.Notes, fmt.Sprintf("[cshell: a matching line of %d bytes at byte %d is cut to its first %d; read it with %s]", l.size, l.off, maxLine, words.ReadFrom(meta.ID, l.off)))
 	}
 	if c.scanned < to {
 		r.SkippedBytes += to - c.scanned

@@ -16,6 +16,7 @@ type ReadyOptions struct {
 	Ports   []int          // accept a connection inside the shell; nil: none
 	Log     *regexp.Regexp // a line of output matches; nil: none
 	Timeout time.Duration
+	Words   *Words // nil: the command line's
 }
 
 // ErrNotReady means the timeout passed first; the shell keeps running.
@@ -67,8 +68,8 @@ func (m *Manager) WaitReady(ctx context.Context, ref string, o ReadyOptions) (*M
 			if !logReady {
 				what = append(what, fmt.Sprintf("no line of output matches %q", o.Log.String()))
 			}
-			return meta, &readyError{fmt.Sprintf("shell %s is not ready after %s: %s; it keeps running (cshell output %s shows why)",
-				meta.ID, o.Timeout, strings.Join(what, ", and "), meta.ID), ErrNotReady}
+			return meta, &readyError{fmt.Sprintf("shell %s is not ready after %s: %s; it keeps running (%s shows why)",
+				meta.ID, o.Timeout, strings.Join(what, ", and "), wordsOr(o.Words).Show(meta.ID)), ErrNotReady}
 		}
 		time.Sleep(50 * time.Millisecond)
 		if meta, err = m.Find(meta.ID); err != nil {

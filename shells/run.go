@@ -63,6 +63,10 @@ type RunOptions struct {
 	// ConfigFile is the global configuration file in use (it may not
 	// exist): shells may read it but never change it.
 	ConfigFile string
+
+	// Words name what the sentences tell the user to type (nil: the
+	// command line's flags).
+	Words *Words
 }
 
 // Run runs a command in the foreground and returns its exit code (128+N
@@ -102,7 +106,7 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	_, listeners, err := bindExposes(o.Expose, o.ExposePublic, relayed(o.Isolation))
+	_, listeners, err := bindExposes(o.Expose, o.ExposePublic, relayed(o.Isolation), o.Words)
 	if err != nil {
 		return 0, err
 	}
@@ -256,16 +260,16 @@ func prepare(o RunOptions, usage string, taken []int) (*prepared, error) {
 		p.cfg = &policy.Config{}
 	}
 	if !p.cfg.Enabled() {
-		return nil, fmt.Errorf("%w: shells are turned off by configuration (shells.enabled=false); change the config file to run commands", ErrRefused)
+		return nil, refusedErr("shells are turned off by configuration (shells.enabled=false); change the config file to run commands")
 	}
 	p.command = strings.Join(o.Command, " ")
 	switch {
 	case strings.TrimSpace(p.command) == "":
-		return nil, fmt.Errorf("%w: no command given; write %s", ErrUsage, usage)
+		return nil, usageErr("no command given; write %s", usage)
 	case strings.ContainsRune(p.command, 0):
-		return nil, fmt.Errorf("%w: the command contains a NUL byte, which no program can receive; remove it", ErrUsage)
+		return nil, usageErr("the command contains a NUL byte, which no program can receive; remove it")
 	case len(p.command) > maxCommand:
-		return nil, fmt.Errorf("%w: the command is %d bytes, and the kernel passes at most %d KiB as one argument; write it to a script in the working directory and run that", ErrUsage, len(p.command), maxCommand>>10)
+		return nil, usageErr("the command is %d bytes, and the kernel passes at most %d KiB as one argument; write it to a script in the working directory and run that", len(p.command), maxCommand>>10)
 	}
 	if !relayed(o.Isolation) {
 		if err := processRefusals(o); err != nil {
@@ -302,9 +306,9 @@ func prepare(o RunOptions, usage string, taken []int) (*prepared, error) {
 	}
 	if p.fsys, err = policy.NewFilesystem(o.FS); err != nil {
 		if errors.Is(err, policy.ErrLinkedPath) {
-			return nil, fmt.Errorf("%w: %w", ErrRefused, err)
+			return nil, refusedErr("%w", err)
 		}
-		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+		return nil, usageErr("%w", err)
 	}
 	if o.Stderr != nil {
 		for _, w := range p.fsys.Warnings {
@@ -338,10 +342,10 @@ func buildEnv(base, extra, pass []string, home string) ([]string, error) {
 	for _, e := range extra {
 		k, v, ok := strings.Cut(e, "=")
 		if err := policy.CheckEnvKey(k); err != nil {
-			return nil, fmt.Errorf("%w: --env %q: %w; write KEY=VALUE, or KEY to pass this environment's value", ErrUsage, sanitize(e), err)
+			return nil, usageErr("--env %q: %w; write KEY=VALUE, or KEY to pass this environment's value", sanitize(e), err)
 		}
 		if strings.ContainsRune(v, 0) {
-			return nil, fmt.Errorf("%w: --env %s: the value holds a NUL byte, which no program can receive", ErrUsage, k)
+			return nil, usageErr("--env %s: the value holds a NUL byte, which no program can receive", k)
 		}
 		if !ok {
 			v, ok = os.LookupEnv(k)
@@ -359,7 +363,7 @@ func buildEnv(base, extra, pass []string, home string) ([]string, error) {
 // may, and shares this machine's network.
 func processRefusals(o RunOptions) error {
 	refuse := func(flag, why string) error {
-		return fmt.Errorf("%w: --isolation process cannot enforce %s: %s; drop %s, or use --isolation container", ErrRefused, flag, why, flag)
+		return refusedErr("--isolation process cannot enforce %s: %s; drop %s, or use --isolation container", flag, why, flag)
 	}
 	switch {
 	case len(o.FS.Hide) > 0:

@@ -1,7 +1,6 @@
 package shells
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,5 +25,5 @@ func ParseSignal(s string) (syscall.Signal, error) {
 			}
 		}
 	}
-	return 0, fmt.Errorf("%w: signal %q: use TERM, INT, HUP or KILL (SIG prefix and numbers accepted)", ErrUsage, s)
+	return 0, usageErr("signal %q: use TERM, INT, HUP or KILL (SIG prefix and numbers accepted)", s)
 }

@@ -1,7 +1,6 @@
 package shells
 
 import (
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -35,11 +34,11 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 		return nil, err
 	}
 	cfg, command, env, fsys, allow := p.cfg, p.command, p.env, p.fsys, p.allow
-	if err := checkName(o.Name); err != nil {
+	if err := checkName(o.Name, wordsOr(o.Words).Name); err != nil {
 		return nil, err
 	}
 	if o.OwnerPid != 0 && (o.OwnerPid < 0 || !processAlive(o.OwnerPid, 0)) {
-		return nil, fmt.Errorf("%w: --owner-pid %d: no such process", ErrUsage, o.OwnerPid)
+		return nil, usageErr("--owner-pid %d: no such process", o.OwnerPid)
 	}
 	if o.Session == "" {
 		o.Session = DefaultSession()
@@ -52,7 +51,7 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 		grace = DefaultGrace
 	}
 	relay := relayed(o.Isolation)
-	addrs, ls, err := bindExposes(o.Expose, o.ExposePublic, relay)
+	addrs, ls, err := bindExposes(o.Expose, o.ExposePublic, relay, o.Words)
 	if err != nil {
 		return nil, err
 	}
@@ -84,11 +83,11 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 			}
 			running++
 			if o.Name != "" && s.Name == o.Name {
-				return fmt.Errorf("%w: a running shell (%s) is already named %q; pick another name or stop it", ErrRefused, s.ID, o.Name)
+				return refusedErr("a running shell (%s) is already named %q; pick another name or stop it", s.ID, o.Name)
 			}
 		}
 		if limit := cfg.MaxConcurrent(); running >= limit {
-			return fmt.Errorf("%w: %d shells are running, the limit (shells.maxConcurrent); stop one with cshell kill or raise the limit", ErrRefused, limit)
+			return refusedErr("%d shells are running, the limit (shells.maxConcurrent); stop one with cshell kill or raise the limit", limit)
 		}
 		id, err := m.nextID()
 		if err != nil {
@@ -160,13 +159,13 @@ func (m *Manager) Ended(id string) (*Meta, string) {
 
 // checkName refuses names that cannot be told from ids or from "all",
 // that would not print as themselves, or that are long.
-func checkName(name string) error {
+func checkName(name, flag string) error {
 	if name == "" {
 		return nil
 	}
 	if _, err := strconv.Atoi(name); err == nil || strings.ContainsAny(name, " /") || hasControl(name) ||
 		strings.HasPrefix(name, "-") || name == "all" || len(name) > 64 {
-		return fmt.Errorf("%w: --name %q: a name has at most 64 characters, no spaces, slashes or control characters, does not start with -, and is neither a number nor \"all\"", ErrUsage, sanitize(name))
+		return usageErr("%s %q: a name has at most 64 characters, no spaces, slashes or control characters, does not start with -, and is neither a number nor \"all\"", flag, sanitize(name))
 	}
 	return nil
 }
@@ -176,7 +175,7 @@ func checkName(name string) error {
 // and messages.
 func CheckSession(s string) error {
 	if s == "" || strings.Contains(s, "/") || hasControl(s) || strings.Trim(s, ".") == "" || len(s) > 64 {
-		return fmt.Errorf("%w: session %q: a session name has 1 to 64 characters, none a slash or a control character, and is not only dots", ErrUsage, sanitize(s))
+		return usageErr("session %q: a session name has 1 to 64 characters, none a slash or a control character, and is not only dots", sanitize(s))
 	}
 	return nil
 }

@@ -105,7 +105,7 @@ func ensureDir(d *safefs.Dir, rel string) error {
 		return err
 	}
 	if !st.IsDir() {
-		return fmt.Errorf("%w: %s is not a directory; move it away", ErrStateDir, d.Name(rel))
+		return stateDirErr("%s is not a directory; move it away", d.Name(rel))
 	}
 	return nil
 }
@@ -172,7 +172,7 @@ func lockIn(d *safefs.Dir, rel, what string) (func(), error) {
 			if holder == "" {
 				holder = "another process"
 			}
-			return nil, fmt.Errorf("%w: %s is locked by %s for more than %s; if that process hangs, stop it and try again", ErrBusy, what, sanitize(holder), lockWait)
+			return nil, &kindError{ErrBusy, fmt.Errorf("%s is locked by %s for more than %s; if that process hangs, stop it and try again", what, sanitize(holder), lockWait)}
 		}
 		time.Sleep(pause)
 		pause = min(2*pause, 50*time.Millisecond)
@@ -248,15 +248,15 @@ func (m *Manager) List() []*Meta {
 // Find resolves an id or a name. A name picks the newest shell bearing it.
 func (m *Manager) Find(ref string) (*Meta, error) {
 	if ref == "" {
-		return nil, fmt.Errorf("%w: give a shell id or name", ErrUsage)
+		return nil, usageErr("give a shell id or name")
 	}
 	if _, err := strconv.Atoi(ref); err == nil {
 		if !validID(ref) {
-			return nil, fmt.Errorf("%w %s; cshell ps --all lists the shells", ErrNotFound, ref)
+			return nil, fmt.Errorf("%w %s", ErrNotFound, ref)
 		}
 		meta, err := m.readMeta(ref)
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w %s; cshell ps --all lists the shells", ErrNotFound, ref)
+			return nil, fmt.Errorf("%w %s", ErrNotFound, ref)
 		}
 		if err != nil {
 			return nil, err
@@ -270,7 +270,7 @@ func (m *Manager) Find(ref string) (*Meta, error) {
 		}
 	}
 	if found == nil {
-		return nil, fmt.Errorf("%w named %q; cshell ps --all lists the shells", ErrNotFound, sanitize(ref))
+		return nil, fmt.Errorf("%w named %q", ErrNotFound, sanitize(ref))
 	}
 	return found, nil
 }
@@ -303,4 +303,23 @@ func (m *Manager) refresh(meta *Meta) *Meta {
 	}
 	meta.fill(time.Now())
 	return meta
+}
+
+// kindError is a sentence for the user that still matches its sentinel:
+// errors.Is(err, ErrUsage) holds, and its text is the sentence alone.
+type kindError struct{ kind, err error }
+
+func (e *kindError) Error() string   { return e.err.Error() }
+func (e *kindError) Unwrap() []error { return []error{e.kind, e.err} }
+
+func usageErr(format string, a ...any) error {
+	return &kindError{ErrUsage, fmt.Errorf(format, a...)}
+}
+
+func refusedErr(format string, a ...any) error {
+	return &kindError{ErrRefused, fmt.Errorf(format, a...)}
+}
+
+func stateDirErr(format string, a ...any) error {
+	return &kindError{ErrStateDir, fmt.Errorf(format, a...)}
 }

@@ -120,14 +120,61 @@ func Supervise(args []string) int {
 		say(answer{Status: "failed", Error: err.Error()})
 		return 1
 	}
-	m.log = slog.New(slog.NewTextHandler(io.Discard, nil)).With("role", "supervisor", "shell", args[1])
+	logf := openSupervisorLog(m, args[1])
+	defer logf.Close()
+	m.log = slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelDebug})).With("role", "supervisor", "shell", args[1])
 	s := &supervisor{m: m, id: args[1], say: say}
 	if err := s.run(); err != nil {
+		m.log.Error("the shell did not start", "err", err)
 		say(answer{Status: "failed", Error: err.Error()})
 		_ = m.dir.RemoveAll(shellFile(s.id))
 		return 1
 	}
 	return 0
+}
+
+// maxSupervisorLog bounds a supervisor's log: it says what happened, not
+// what the shell printed.
+const maxSupervisorLog = 256 << 10
+
+// cappedFile writes until it holds max bytes, then drops the rest.
+type cappedFile struct {
+	f    *os.File
+	left int64
+}
+
+func (c *cappedFile) Write(p []byte) (int, error) {
+	if c.f == nil || c.left <= 0 {
+		return len(p), nil
+	}
+	n := int64(len(p))
+	if n > c.left {
+		n = c.left
+	}
+	c.left -= n
+	_, _ = c.f.Write(p[:n])
+	return len(p), nil
+}
+
+func (c *cappedFile) Close() error {
+	if c.f == nil {
+		return nil
+	}
+	return c.f.Close()
+}
+
+// openSupervisorLog opens the shell's private supervisor.log; without
+// one the supervisor logs nowhere.
+func openSupervisorLog(m *Manager, id string) *cappedFile {
+	f, err := m.dir.OpenFile(shellFile(id, supervisorLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return &cappedFile{}
+	}
+	left := int64(maxSupervisorLog)
+	if st, err := f.Stat(); err == nil {
+		left -= st.Size()
+	}
+	return &cappedFile{f: f, left: left}
 }
 
 type supervisor struct {
@@ -229,6 +276,7 @@ func (s *supervisor) run() error {
 		}
 		so.Proxy = &sandbox.Proxy{Port: s.spec.ProxyPort, Rules: rules, Record: violationLog(s.dir)}
 	}
+	s.m.log.Info("starting", "isolation", s.spec.Isolation, "exposes", len(exposes), "proxy", so.Proxy != nil, "timeout", s.spec.Timeout)
 	s.box, err = sandbox.Start(so)
 	pw.Close()
 	if err != nil {
@@ -258,6 +306,7 @@ func (s *supervisor) run() error {
 		_ = s.sh.Kill()
 		return fmt.Errorf("record the shell: %w", err)
 	}
+	s.m.log.Info("running", "pid", s.meta.Pid, "isolation", s.meta.Isolation)
 
 	exited := make(chan container.Exit, 1)
 	go func() {
@@ -330,19 +379,24 @@ func (s *supervisor) run() error {
 			return nil
 		case k := <-kills:
 			if hungUp(k.c) {
+				s.m.log.Info("a kill whose client hung up was dropped", "signal", k.sig)
 				k.c.Close() // nobody waits for this kill any more: drop it
 				continue
 			}
+			s.m.log.Info("kill", "signal", k.sig, "grace", k.grace)
 			killers = append(killers, k.c)
 			stop("kill", k.sig, k.grace)
 		case <-timeout:
+			s.m.log.Info("timed out", "after", s.spec.Timeout)
 			stop("timeout", syscall.SIGTERM, s.spec.Grace)
 		case <-ownerGone:
 			ownerGone = nil
+			s.m.log.Info("the session's owner ended", "pid", s.spec.OwnerPid)
 			stop("session", syscall.SIGTERM, s.spec.Grace)
 		case <-sigs:
 			stop("kill", syscall.SIGTERM, s.spec.Grace)
 		case <-graceEnd:
+			s.m.log.Info("the grace period ended: KILL")
 			_ = s.sh.Kill()
 			killed = true
 		}
@@ -491,9 +545,14 @@ func (s *supervisor) finish(ex container.Exit, reason string, sig syscall.Signal
 	// that whoever sees the end in meta.json finds its notice too.
 	if (reason == "" || reason == "timeout") && !early && s.spec.Notify != "none" {
 		m.fill(now)
-		_ = s.m.appendNotice(m, s.spec.Notify)
+		if err := s.m.appendNotice(m, s.spec.Notify); err != nil {
+			s.m.log.Error("the completion notice was not written", "err", err)
+		}
 	}
-	_ = s.m.writeMeta(m)
+	if err := s.m.writeMeta(m); err != nil {
+		s.m.log.Error("the end was not recorded", "err", err)
+	}
+	s.m.log.Info("ended", "status", m.Status, "code", code, "signal", m.Signal, "escaped", m.Escaped)
 	s.mu.Unlock()
 	_ = s.m.dir.Remove(exposingName + "/" + s.id)
 	b, _ := json.Marshal(m)

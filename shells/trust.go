@@ -46,7 +46,7 @@ func openStateDir(abs string) (*safefs.Dir, error) {
 	}
 	if err != nil {
 		if errors.Is(err, safefs.ErrSymlink) {
-			return nil, fmt.Errorf("%w: the state dir %s is a symbolic link; cshell keeps its state in a directory of its own: remove the link, or choose another with --state-dir", ErrStateDir, abs)
+			return nil, stateDirErr("the state dir %s is a symbolic link; cshell keeps its state in a directory of its own: remove the link, or choose another with --state-dir", abs)
 		}
 		return nil, fmt.Errorf("open the state dir: %w", err)
 	}
@@ -60,7 +60,7 @@ func openStateDir(abs string) (*safefs.Dir, error) {
 	}
 	if runtime.GOOS != "windows" {
 		if int(info.Uid) != os.Geteuid() {
-			return fail(fmt.Errorf("%w: the state dir %s belongs to uid %d, not to you; choose another with --state-dir", ErrStateDir, abs, info.Uid))
+			return fail(stateDirErr("the state dir %s belongs to uid %d, not to you; choose another with --state-dir", abs, info.Uid))
 		}
 		if info.Mode.Perm()&0o077 != 0 {
 			if err := d.Chmod(0o700); err != nil {
@@ -99,7 +99,7 @@ func checkIdentity(abs string, info safefs.Info, made bool) error {
 	case err == nil && string(b) == want:
 		return nil
 	case err == nil && !made:
-		return fmt.Errorf("%w: %s is not the directory cshell made there (it was replaced or moved, as a shell that can write one of its parents could do), so nothing in it is used; check what it holds, then remove %s to trust it", ErrStateDir, abs, rt.Name(name))
+		return stateDirErr("%s is not the directory cshell made there (it was replaced or moved, as a shell that can write one of its parents could do), so nothing in it is used; check what it holds, then remove %s to trust it", abs, rt.Name(name))
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("read the state dir's record: %w", err)
 	}

@@ -15,13 +15,13 @@ import (
 func networkRules(allowHosts []string, cfg *policy.Config) (*policy.Rules, []string, error) {
 	for _, h := range allowHosts {
 		if _, err := policy.ParseHostPattern(h); err != nil {
-			return nil, nil, fmt.Errorf("%w: --allow-host: %v", ErrUsage, err)
+			return nil, nil, usageErr("--allow-host: %w", err)
 		}
 	}
 	allow := append(append([]string{}, allowHosts...), cfg.Network.Allow...)
 	rules, err := policy.NewRules(allow, cfg.Network.Deny)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		return nil, nil, usageErr("%w", err)
 	}
 	return rules, allow, nil
 }

@@ -29,7 +29,7 @@ func (m *Manager) Wait(ctx context.Context, ref string, timeout time.Duration) (
 		case <-ctx.Done():
 			return meta, ctx.Err()
 		case <-deadline:
-			return meta, fmt.Errorf("%w: shell %s is still %s", ErrWaitTimeout, meta.ID, meta.StatusLine)
+			return meta, &kindError{ErrWaitTimeout, fmt.Errorf("shell %s is still %s", meta.ID, meta.StatusLine)}
 		case <-tick.C:
 		}
 		if meta, err = m.Find(meta.ID); err != nil {

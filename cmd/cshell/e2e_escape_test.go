@@ -163,22 +163,7 @@ func TestForgedRecordsIgnored(t *testing.T) {
 	plantRecord(t, e.state, "701", map[string]any{"id": "701", "status": "running", "supervisor_pid": dead.Process.Pid,
 		"supervisor_start_time": 1, "pid": victim.Process.Pid, "pid_start_time": startTime(t, victim.Process.Pid)})
 	// the relay: a running record exposing a host server nothing exposed.
-	host, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer host.Close()
-	go func() {
-		for {
-			c, err := host.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("HOST-SECRET\n"))
-			c.Close()
-		}
-	}()
-	hostPort := host.Addr().(*net.TCPAddr).Port
+	hostPort := greeter(t, "127.0.0.1:0", "HOST-SECRET\n")
 	plantRecord(t, e.state, "703", map[string]any{"id": "703", "status": "running", "session": "default",
 		"supervisor_pid": victim.Process.Pid, "supervisor_start_time": startTime(t, victim.Process.Pid),
 		"exposed": []map[string]any{{"listen": fmt.Sprintf("127.0.0.1:%d", hostPort), "port": hostPort}}})

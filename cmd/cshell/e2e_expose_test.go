@@ -320,21 +320,7 @@ exec 3<>/dev/tcp/127.0.0.1/%d && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && cat <&3;
 	if r := e.cs("kill", id, "--grace", "0"); r.code != 0 {
 		t.Fatalf("kill: %q", r.stderr)
 	}
-	host, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-	if err != nil {
-		t.Fatalf("the port is not free after kill: %v", err)
-	}
-	defer host.Close()
-	go func() {
-		for {
-			c, err := host.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("HTTP/1.0 200 OK\r\n\r\nhost-secret\n"))
-			c.Close()
-		}
-	}()
+	greeter(t, fmt.Sprintf("127.0.0.1:%d", port), "HTTP/1.0 200 OK\r\n\r\nhost-secret\n")
 	writeFile(t, filepath.Join(e.wd, "go"), "")
 	code := fg.wait(t, 20*time.Second)
 	if out := fg.out.text(); strings.Contains(out, "host-secret") || !strings.Contains(out, "done") {

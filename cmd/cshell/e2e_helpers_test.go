@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -326,4 +327,26 @@ func requireLinux(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skipf("container isolation needs Linux; this is %s", runtime.GOOS)
 	}
+}
+
+// greeter listens on addr (port 0: any free port) of this machine and
+// writes text to every connection, then closes it; it returns the port.
+func greeter(t *testing.T, addr, text string) int {
+	t.Helper()
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte(text))
+			c.Close()
+		}
+	}()
+	return l.Addr().(*net.TCPAddr).Port
 }

@@ -4,7 +4,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -219,22 +218,7 @@ func TestHostProcessesInvisible(t *testing.T) {
 
 func TestLoopbackIsolated(t *testing.T) {
 	requireLinux(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("host-server\n"))
-			c.Close()
-		}
-	}()
-	port := ln.Addr().(*net.TCPAddr).Port
+	port := greeter(t, "127.0.0.1:0", "host-server\n")
 	probe := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && head -1 <&3", port)
 	if r := sh(t, "process", t.TempDir(), probe); r.stdout != "host-server\n" {
 		t.Fatalf("control: the host server is not reachable without a sandbox: %q %q", r.stdout, r.stderr)

@@ -200,8 +200,13 @@ func TestServeNoteNotices(t *testing.T) {
 	c := startServe(t, cfg)
 	c.call("bash", map[string]any{"command": "exit 7", "run_in_background": true})
 	c.call("bash", map[string]any{"command": "sleep 0.3; exit 8", "run_in_background": true})
-	time.Sleep(1500 * time.Millisecond)
-	text, _ := c.call("list_shells", map[string]any{})
+	// The note comes with the first result after the shell ended.
+	var text string
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if text, _ = c.call("list_shells", map[string]any{}); strings.Contains(text, "[cshell notice]") {
+			break
+		}
+	}
 	if !strings.Contains(text, "[cshell notice] shell 2") || !strings.Contains(text, "exit code 8") {
 		t.Errorf("no note after the result: %q", text)
 	}

@@ -106,7 +106,10 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// classify maps an error to its exit code and the sentence to print.
+// classify maps an error to its exit code and the sentence to print. It
+// branches on sentinels (errors.Is), whose errors carry the whole
+// sentence; the one exception is cobra's own messages about unknown
+// commands and flags, which come as plain text.
 func classify(err error) (int, string) {
 	var ee *exitError
 	if errors.As(err, &ee) {
@@ -120,22 +123,14 @@ func classify(err error) (int, string) {
 	case errors.Is(err, policy.ErrConfig), errors.Is(err, policy.ErrPath),
 		errors.Is(err, shells.ErrUsage), errors.Is(err, container.ErrBadIsolation),
 		errors.Is(err, netrelay.ErrBadExpose):
-		return exitUsage, trimSentinel(msg)
-	case errors.Is(err, shells.ErrNotFound), errors.Is(err, shells.ErrRefused):
-		return exitFailed, strings.TrimPrefix(msg, shells.ErrRefused.Error()+": ")
+		return exitUsage, msg
 	case strings.HasPrefix(msg, "unknown command"), strings.HasPrefix(msg, "unknown flag"),
-		strings.HasPrefix(msg, "unknown shorthand flag"):
+		strings.HasPrefix(msg, "unknown shorthand flag"): // cobra's
 		return exitUsage, msg + "; see cshell --help"
+	case errors.Is(err, shells.ErrNotFound):
+		return exitFailed, msg + "; cshell ps --all lists the shells"
 	}
-	return exitFailed, msg
-}
-
-// trimSentinel drops a leading "bad input: " that sentinels add.
-func trimSentinel(msg string) string {
-	for _, p := range []string{shells.ErrUsage.Error() + ": ", policy.ErrPath.Error() + ": "} {
-		msg = strings.TrimPrefix(msg, p)
-	}
-	return msg
+	return exitFailed, msg // no such shell, refused, a sandbox that cannot start, …
 }
 
 func logLevel() slog.Level {
