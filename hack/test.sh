@@ -67,6 +67,13 @@ for target in darwin/amd64 darwin/arm64 windows/amd64; do
 	echo "$target: vet and build ok"
 done
 
+step "man pages and completions (hack/gendocs.sh)"
+hack/gendocs.sh "$work/docs" >/dev/null
+for f in man/cshell.1 man/cshell-run.1 completions/cshell.bash completions/_cshell completions/cshell.fish; do
+	[ -s "$work/docs/$f" ] || { echo "hack/gendocs.sh did not write $f" >&2; exit 1; }
+done
+echo "ok"
+
 step "unit tests (-race)"
 go test -race -count=1 ./... | tee "$work/unit.log"
 

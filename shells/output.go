@@ -36,7 +36,7 @@ type OutputOptions struct {
 	Words    *Words         // how the notes tell to read on; nil: the command line's
 }
 
-// OutputResult is what one read returns; the JSON form is CLI.md's.
+// OutputResult is what one read returns; the JSON form is docs/cli.md's.
 type OutputResult struct {
 	ID           string             `json:"id"`
 	Status       string             `json:"status"`

@@ -101,7 +101,9 @@ func TestBusyStateDirStallsNothing(t *testing.T) {
 }
 
 // holdServer accepts connections inside a shell and keeps them open.
-const holdServer = `import socket, sys
+const holdServer = `import resource, socket, sys
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(4096)
 print("listening", flush=True)
@@ -131,8 +133,13 @@ func TestConnectionFlood(t *testing.T) {
 	requireLinux(t)
 	e := newBG(t)
 	writeFile(t, filepath.Join(e.wd, "hold.py"), holdServer)
+	// A cap below the shell's own descriptor limit (1024 where the soft
+	// limit is the default), so that the server inside holds them all.
+	const limit = 500
+	cfg := filepath.Join(t.TempDir(), "config.json")
+	writeFile(t, cfg, fmt.Sprintf(`{"shells": {"maxConnections": %d}}`, limit))
 	port := freePort(t)
-	id := e.start(fmt.Sprintf("python3 hold.py %d", port), "--expose", strconv.Itoa(port), "--ready")
+	id := e.start(fmt.Sprintf("python3 hold.py %d", port), "--config", cfg, "--expose", strconv.Itoa(port), "--ready")
 	sup := int(e.meta(id)["supervisor_pid"].(float64))
 	before := openFDs(sup)
 	var conns []net.Conn
@@ -151,8 +158,11 @@ func TestConnectionFlood(t *testing.T) {
 		conns = append(conns, c)
 	}
 	time.Sleep(500 * time.Millisecond)
-	// Past the cap (1024) connections are ended at once: a read sees EOF
-	// or a reset, not a wait.
+	if m := e.meta(id); m["status"] != "running" {
+		t.Fatalf("the shell did not hold the flood: %v; output %q", m["status_line"], e.output(id, "--from-byte", "0")["output"])
+	}
+	// Past the cap connections are ended at once: a read sees EOF or a
+	// reset, not a wait.
 	ended := 0
 	for _, c := range conns[len(conns)-50:] {
 		c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
@@ -163,7 +173,7 @@ func TestConnectionFlood(t *testing.T) {
 	if ended < 45 {
 		t.Errorf("only %d of the last 50 connections past the cap were ended", ended)
 	}
-	if n := openFDs(sup); n > before+2*1024+64 {
+	if n := openFDs(sup); n > before+2*limit+64 {
 		t.Errorf("the supervisor holds %d descriptors with 9,000 connections (%d before)", n, before)
 	}
 	t0 := cpuTicks(t, sup)

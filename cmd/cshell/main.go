@@ -20,7 +20,7 @@ import (
 	"github.com/cshell/cshell/shells"
 )
 
-// Exit codes of CLI.md.
+// Exit codes of docs/cli.md.
 const (
 	exitFailed = 1
 	exitUsage  = 2
@@ -170,5 +170,17 @@ the working directory; secrets hidden; no network but loopback.`,
 	})
 	root.AddCommand(newRunCmd(g), newOutputCmd(g), newKillCmd(g), newPsCmd(g), newLogsCmd(g),
 		newWaitCmd(g), newWaitReadyCmd(g), newCleanCmd(g), newEventsCmd(g), newServeCmd(g), newDoctorCmd(g), newVersionCmd(g))
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.Example = "  cshell completion bash > /etc/bash_completion.d/cshell\n  cshell completion zsh > \"${fpath[1]}/_cshell\"\n  cshell completion fish > ~/.config/fish/completions/cshell.fish"
+		}
+	}
+	for _, extra := range extraCommands {
+		root.AddCommand(extra(root))
+	}
 	return root
 }
+
+// extraCommands are added by files built with tags (gendocs.go).
+var extraCommands []func(root *cobra.Command) *cobra.Command

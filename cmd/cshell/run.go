@@ -329,7 +329,7 @@ func readyOptions(o *runOptions) (*shells.ReadyOptions, error) {
 	return r, nil
 }
 
-// printAnswer prints run -d's answer: human lines or CLI.md's JSON object.
+// printAnswer prints run -d's answer: human lines or docs/cli.md's JSON object.
 func printAnswer(g *globals, meta *shells.Meta, output string, ro shells.RunOptions) error {
 	direct := !shells.Relayed(ro.Isolation)
 	if g.json {

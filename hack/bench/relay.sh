@@ -29,8 +29,8 @@
 #                             --port-driver=builtin -p 127.0.0.1:H:PORT/tcp
 #      rlk-slirp4netns(user)  the same with --port-driver=slirp4netns
 #      pasta(user)            pasta --config-net -t 127.0.0.1/H:PORT (spliced)
-#                    (as the anchors in ../shared/bench/anchors/02-portfwd.sh
-#                    set them up; the servers inside listen on 5201 and 8080)
+#                    (each as its project documents it; the servers inside
+#                    listen on 5201 and 8080)
 #    Columns: iperf3 1-stream throughput (-t IPERF_S -O 1), new-connection
 #    req/s (wrk -H 'Connection: close', -c1 -t1 and -c16 -t2), keep-alive
 #    req/s (wrk -c1 -t1), from the host to 127.0.0.1.

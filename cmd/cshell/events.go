@@ -1,0 +1,41 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cshell/cshell/shells"
+)
+
+func newEventsCmd(g *globals) *cobra.Command {
+	var follow bool
+	cmd := &cobra.Command{
+		Use:     "events [-f]",
+		Short:   "Print completion notices of shells that ended by themselves",
+		Example: "  cshell events\n  cshell events -f --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := g.manager()
+			if err != nil {
+				return err
+			}
+			return m.Events(cmd.Context(), follow, func(n shells.Notice, raw []byte) {
+				if g.json {
+					fmt.Fprintf(g.stdout, "%s\n", raw)
+					return
+				}
+				name := n.ID
+				if n.Name != "" {
+					name += " (" + n.Name + ")"
+				}
+				fmt.Fprintf(g.stdout, "shell %s %s: %s\n", shells.Sanitize(name), n.StatusLine, shells.Sanitize(n.Command))
+				for _, l := range n.LastLines {
+					fmt.Fprintf(g.stdout, "  | %s\n", shells.Visible(l, false))
+				}
+			})
+		},
+	}
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "wait for new notices")
+	return cmd
+}
