@@ -97,3 +97,26 @@ type recorder struct {
 func (r *recorder) Errorf(format string, args ...any) {
 	r.errors = append(r.errors, fmt.Sprintf(format, args...))
 }
+
+// TestPackagesSayWhatTheyAre: every package has a doc comment that starts
+// with its name ("Package x …", or "Command x …" for a main).
+func TestPackagesSayWhatTheyAre(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.Name}}\t{{.ImportPath}}\t{{.Doc}}", "../../...").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.SplitN(line, "\t", 3)
+		if len(f) != 3 {
+			t.Fatalf("go list: %q", line)
+		}
+		name, path, doc := f[0], f[1], f[2]
+		want := "Package " + name + " "
+		if name == "main" {
+			want = "Command " + path[strings.LastIndexByte(path, '/')+1:] + " "
+		}
+		if !strings.HasPrefix(doc, want) {
+			t.Errorf("%s: its doc comment should start %q, not %q", path, want, doc)
+		}
+	}
+}
