@@ -20,6 +20,8 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "seccomp_linux.h"
+
 static int status_code(int ws)
 {
 	if (WIFSIGNALED(ws))
@@ -171,7 +173,7 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 {
 	sigset_t all, old;
 	pid_t child;
-	int factory, sfd;
+	int factory, sfd, allow_userns = 0;
 
 	if (argc < 3 || strcmp(argv[1], "__pid1") != 0)
 		return;
@@ -179,6 +181,11 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 		if (check_mount(argv[2] + 8) < 0)
 			_exit(125);
 		argv++; // the command follows the checks
+		argc--;
+	}
+	if (argc >= 3 && strcmp(argv[2], "--allow-userns") == 0) {
+		allow_userns = 1;
+		argv++;
 		argc--;
 	}
 	if (argc < 3)
@@ -217,6 +224,11 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 			if (r < 0)
 				_exit(125);
 		}
+	}
+	// The syscall filter, on us and so on the command and all it starts.
+	if (cshell_seccomp(allow_userns) < 0) {
+		perror("cshell init: syscall filter");
+		_exit(125);
 	}
 	child = fork();
 	if (child < 0) {

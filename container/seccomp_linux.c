@@ -1,0 +1,116 @@
+// cshell's syscall filter, installed by PID 1 (pid1_linux.c) right before
+// it forks the command, so that the command and everything it starts run
+// under it. The programs below are static: built once with the binary
+// from this architecture's own system call numbers (the kernel headers'
+// __NR_ constants), never assembled at a start. Modelled on Docker's
+// default profile (moby/profiles): what a process without capabilities
+// could still reach of the kernel's riskier surface is refused with EPERM
+// (ENOSYS where libc falls back: clone3), never with a kill.
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "seccomp_linux.h"
+
+#if defined(__x86_64__)
+#define NATIVE_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define NATIVE_ARCH AUDIT_ARCH_AARCH64
+#else
+#error "cshell's syscall filter knows x86_64 and aarch64"
+#endif
+
+#define LOAD(field) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, field))
+#define ALLOW BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+#define FAIL(e) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))
+// DENY answers EPERM to one system call; IF_DENY skips it where the
+// architecture has no such call.
+#define DENY(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), FAIL(EPERM)
+// FLAGGED answers EPERM to call nr when its first argument (the flags of
+// clone and unshare; its low 32 bits, little-endian) has bit set.
+#define FLAGGED(nr, bit)                                            \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 4),            \
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])), \
+	BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, (bit), 0, 1),          \
+	FAIL(EPERM), ALLOW
+
+// The head of both programs: a foreign ABI (i386 or x32 calls on x86_64)
+// gets ENOSYS for everything, since the numbers below are the native
+// ABI's; then the call's number is loaded.
+#ifdef __x86_64__
+#define HEAD                                                           \
+	LOAD(arch), BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 1, 0), FAIL(ENOSYS), \
+	LOAD(nr), BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, __X32_SYSCALL_BIT, 0, 1), FAIL(ENOSYS)
+#else
+#define HEAD LOAD(arch), BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 1, 0), FAIL(ENOSYS), LOAD(nr)
+#endif
+
+// USERNS refuses new user namespaces: unshare and clone with
+// CLONE_NEWUSER, and clone3, whose flags sit in memory a filter cannot
+// read (glibc then falls back to clone).
+#define USERNS                                                         \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1), FAIL(ENOSYS), \
+	FLAGGED(__NR_unshare, CLONE_NEWUSER), FLAGGED(__NR_clone, CLONE_NEWUSER)
+
+// The calls refused in every shell. A capability-less process would be
+// refused most of them by the kernel anyway; the filter refuses them
+// before any of their code runs (and io_uring, bpf, keyctl, userfaultfd
+// and perf_event_open need no capability at all).
+#define DENIED                                                                   \
+	DENY(__NR_io_uring_setup), DENY(__NR_io_uring_enter), DENY(__NR_io_uring_register), \
+	DENY(__NR_keyctl), DENY(__NR_add_key), DENY(__NR_request_key),           \
+	DENY(__NR_bpf), DENY(__NR_perf_event_open), DENY(__NR_userfaultfd),       \
+	DENY(__NR_kexec_load), DENY(__NR_kexec_file_load),                        \
+	DENY(__NR_init_module), DENY(__NR_finit_module), DENY(__NR_delete_module), \
+	DENY(__NR_swapon), DENY(__NR_swapoff), DENY(__NR_reboot),                 \
+	DENY(__NR_clock_settime), DENY(__NR_clock_adjtime), DENY(__NR_settimeofday), \
+	DENY(__NR_acct), DENY(__NR_quotactl), DENY(__NR_lookup_dcookie),          \
+	DENY(__NR_open_by_handle_at), DENY(__NR_name_to_handle_at),               \
+	DENY(__NR_kcmp), DENY(__NR_vhangup), DENY(__NR_syslog), DENY(__NR_nfsservctl), \
+	EXTRA_DENIED
+
+// MOUNTS refuses what a process can do only over namespaces it owns:
+// mount and its new API, pivot_root, setns. A shell owns none (no
+// capability anywhere), unless it may make user namespaces: then these are
+// what a sandbox of its own (bubblewrap, rootless podman) is built with.
+#define MOUNTS                                                                   \
+	DENY(__NR_mount), DENY(__NR_umount2), DENY(__NR_pivot_root),              \
+	DENY(__NR_fsopen), DENY(__NR_fsconfig), DENY(__NR_fsmount), DENY(__NR_fspick), \
+	DENY(__NR_open_tree), DENY(__NR_move_mount), DENY(__NR_mount_setattr),    \
+	DENY(__NR_setns)
+
+#ifdef __x86_64__
+// Calls only x86_64 has.
+#define EXTRA_DENIED                                                       \
+	DENY(__NR_ioperm), DENY(__NR_iopl), DENY(__NR_create_module),            \
+	DENY(__NR_get_kernel_syms), DENY(__NR_query_module), DENY(__NR_uselib),  \
+	DENY(__NR_ustat), DENY(__NR_sysfs), DENY(__NR__sysctl), DENY(__NR_quotactl_fd)
+#else
+#define EXTRA_DENIED DENY(__NR_quotactl_fd)
+#endif
+
+static struct sock_filter strict[] = { HEAD, USERNS, DENIED, MOUNTS, ALLOW };
+static struct sock_filter nested[] = { HEAD, DENIED, ALLOW };
+
+int cshell_seccomp(int allow_userns)
+{
+	struct sock_fprog prog;
+
+	if (allow_userns) {
+		prog.len = sizeof(nested) / sizeof(nested[0]);
+		prog.filter = nested;
+	} else {
+		prog.len = sizeof(strict) / sizeof(strict[0]);
+		prog.filter = strict;
+	}
+	// runc set no_new_privs; without it the kernel refuses a filter from a
+	// process without CAP_SYS_ADMIN, which is what a shell is.
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+}
