@@ -65,7 +65,24 @@ type Spec struct {
 	// Token marks the processes of a process-runner shell (TokenVar);
 	// empty: the runner makes one. Containers need none.
 	Token string
+
+	// AllowUserNamespaces lets a container shell make user namespaces of
+	// its own (the syscall filter without that rule), for programs that
+	// sandbox themselves. The process runner has no filter at all.
+	AllowUserNamespaces bool
+
+	// Limits bound the shell, by its cgroup where cshell makes one (see
+	// LimitsEnforcement); otherwise the runner applies what the kernel can
+	// hold per shell (the processes of its user namespace) and leaves
+	// memory to the caller's watchdog. The process runner refuses them.
+	Limits policy.Limits
 }
+
+// Enforcement of limits, as LimitsEnforcement tells it.
+const (
+	ByCgroup   = "cgroup"
+	ByWatchdog = "watchdog"
+)
 
 // Token returns the shell's token (process runner), or "".
 type tokened interface{ Token() string }
@@ -87,6 +104,9 @@ type Exit struct {
 	// (a daemon that called setsid, say) and were killed at its end. Only
 	// the process runner has them: a container's PID namespace ends whole.
 	Escaped []int
+	// Limit names the bound that ended the shell: "memory" (the kernel's
+	// OOM killer in its cgroup, or cshell's watchdog), "pids"; "" for none.
+	Limit string
 }
 
 // TokenVar names the variable the process runner marks each shell's

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -100,12 +101,28 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	}
 	nnp := true
 	p := &libcontainer.Process{
-		Args:            append(append([]string{initPath, pid1Arg}, checkArgs(checks)...), shellArgs(hostLookPath, s.Command)...),
+		Args:            pid1Args(checks, s.AllowUserNamespaces, shellArgs(hostLookPath, s.Command)),
 		Env:             s.Env,
 		Cwd:             s.FS.Workdir,
 		NoNewPrivileges: &nnp,
 		Capabilities:    &configs.Capabilities{},
 		Init:            true,
+	}
+	if s.AllowUserNamespaces {
+		// A user namespace that maps root needs its maker to have held
+		// CAP_SETFCAP where it made it (the kernel's check since 5.12);
+		// without it unshare -r, bubblewrap and rootless podman fail. It is
+		// a capability over the shell's own namespace only, and file
+		// capabilities it could set count for nothing under no_new_privs.
+		c := []string{"CAP_SETFCAP"}
+		p.Capabilities = &configs.Capabilities{Bounding: c, Effective: c, Permitted: c}
+	}
+	if s.Limits.Pids > 0 && os.Geteuid() != 0 {
+		// Rootless: no cgroup, but the kernel counts processes per user
+		// namespace (since 5.14), so RLIMIT_NPROC inside bounds this shell's
+		// tasks alone. Memory is the caller's watchdog's.
+		n := uint64(s.Limits.Pids)
+		p.Rlimits = []configs.Rlimit{{Type: unix.RLIMIT_NPROC, Hard: n, Soft: n}}
 	}
 	if s.Sockets != nil {
 		p.ExtraFiles = []*os.File{s.Sockets} // fd 3 inside
@@ -124,7 +141,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		p.Stdin, p.Stdout, p.Stderr = s.Stdin, s.Stdout, s.Stderr
 	}
 
-	sh := &ctr{c: c, p: p, done: make(chan struct{})}
+	sh := &ctr{c: c, p: p, done: make(chan struct{}), memLimited: s.Limits.Memory > 0 && os.Geteuid() == 0}
 	started := make(chan error, 1)
 	go sh.run(started)
 	if err := <-started; err != nil {
@@ -156,6 +173,8 @@ type ctr struct {
 	done chan struct{} // closed when the init has been reaped
 	exit Exit
 	err  error
+
+	memLimited bool // its cgroup bounds memory: an OOM kill there is the limit's
 }
 
 // run starts the container and waits for it on one locked OS thread. The
@@ -178,6 +197,10 @@ func (sh *ctr) run(started chan<- error) {
 			sh.exit = Exit{Code: 128 + int(ws.Signal()), Signal: ws.Signal()}
 		} else {
 			sh.exit = Exit{Code: ws.ExitStatus()}
+		}
+		// The OOM killer ended the command (PID 1 passes on its status).
+		if sh.memLimited && sh.exit.Code == 128+int(unix.SIGKILL) && oomKills(sh.c) > 0 {
+			sh.exit.Limit = "memory"
 		}
 	}
 	close(sh.done)
@@ -276,9 +299,28 @@ func (r *containerRunner) spec(s *Spec) (*specs.Spec, []mountCheck, error) {
 			},
 		},
 	}
+	if s.AllowUserNamespaces && os.Geteuid() != 0 {
+		// A nested sandbox mounts its own /proc (and /sys), which the kernel
+		// allows only where the existing one is fully visible: no masked or
+		// read-only paths over it. Rootless they guard nothing the invoker
+		// could not read or write anyway (the shell's root is the invoker
+		// there, and the files are the host root's). As root they stay:
+		// /proc/sys would be the host's to write.
+		sp.Linux.MaskedPaths, sp.Linux.ReadonlyPaths = nil, nil
+	}
 	if os.Geteuid() == 0 {
 		// Root's containers get cgroups; deny every device but the defaults.
 		sp.Linux.Resources = &specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}}}
+		cgroupLimits(sp.Linux.Resources, s.Limits)
+	}
+	if s.Limits.Memory > 0 {
+		// The shell's own tmpfs count against no process: bound them too.
+		size := fmt.Sprintf("size=%dk", s.Limits.Memory>>10)
+		for i, m := range sp.Mounts {
+			if m.Type == "tmpfs" && (m.Destination == "/tmp" || m.Destination == "/run" || m.Destination == "/dev/shm") {
+				sp.Mounts[i].Options = append(slices.DeleteFunc(slices.Clone(m.Options), func(o string) bool { return strings.HasPrefix(o, "size=") }), size)
+			}
+		}
 	}
 	binds, checks, err := r.binds(s)
 	if err != nil {
@@ -461,6 +503,16 @@ func identify(path string) (string, error) {
 	return fmt.Sprintf("%d:%d", st.Dev, st.Ino), nil
 }
 
+// pid1Args is PID 1's command line: the mount checks, whether the shell
+// may make user namespaces (the other syscall filter), then the command.
+func pid1Args(checks []mountCheck, allowUserns bool, command []string) []string {
+	args := append([]string{initPath, pid1Arg}, checkArgs(checks)...)
+	if allowUserns {
+		args = append(args, "--allow-userns")
+	}
+	return append(args, command...)
+}
+
 // checkArgs are PID 1's arguments that list the checks, one a mount:
 // "--check=DEV:INO PATH".
 func checkArgs(checks []mountCheck) []string {
@@ -503,6 +555,73 @@ func makeMissing(m policy.MissingPath) error {
 		return nil // made meanwhile (by another start, say)
 	}
 	return err
+}
+
+// cgroupLimits puts a shell's limits into its cgroup's resources.
+func cgroupLimits(r *specs.LinuxResources, l policy.Limits) {
+	if l.Memory > 0 {
+		m := l.Memory
+		r.Memory = &specs.LinuxMemory{Limit: &m}
+		if swapAccounted() {
+			r.Memory.Swap = &m // memory and swap together: no more than the limit
+		}
+	}
+	if l.Pids > 0 {
+		n := int64(l.Pids)
+		r.Pids = &specs.LinuxPids{Limit: &n}
+	}
+	if l.CPUs > 0 {
+		period := uint64(100000)
+		quota := int64(l.CPUs * float64(period))
+		r.CPU = &specs.LinuxCPU{Period: &period, Quota: &quota}
+	}
+}
+
+// swapAccounted reports whether the memory cgroup can bound swap too.
+func swapAccounted() bool {
+	if _, err := os.Stat("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes"); err == nil {
+		return true
+	}
+	_, err := os.Stat("/sys/fs/cgroup/memory.swap.max")
+	return err == nil
+}
+
+// oomKills is how many processes the kernel's OOM killer ended in the
+// container's memory cgroup (read before the cgroup is removed).
+func oomKills(c *libcontainer.Container) int {
+	st, err := c.State()
+	if err != nil {
+		return 0
+	}
+	for _, f := range []struct{ key, file string }{{"memory", "memory.oom_control"}, {"", "memory.events"}} {
+		dir, ok := st.CgroupPaths[f.key]
+		if !ok || dir == "" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, f.file))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, " "); ok && k == "oom_kill" {
+				n, _ := strconv.Atoi(strings.TrimSpace(v))
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// LimitsEnforcement says what holds a container shell's limits for this
+// user on this machine: its cgroup (as root), or cshell's watchdog with
+// the kernel's per-namespace process limit (rootless: cshell makes no
+// cgroup of its own there; a systemd-delegated cgroup v2 subtree is not
+// used yet). CPUs need a cgroup.
+func LimitsEnforcement() string {
+	if os.Geteuid() == 0 {
+		return ByCgroup
+	}
+	return ByWatchdog
 }
 
 // privateTop are top-level directories the container gets its own of.

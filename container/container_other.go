@@ -21,3 +21,6 @@ func CollectGarbage() {}
 func RuntimeDir() (string, error) {
 	return "", fmt.Errorf("no runtime directory: containers need Linux")
 }
+
+// LimitsEnforcement: there are no containers here to bound.
+func LimitsEnforcement() string { return "" }

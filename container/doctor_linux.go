@@ -18,7 +18,7 @@ func checks() []Check {
 	cs = append(cs, userNamespaces())
 	cs = append(cs, subordinateIDs())
 	cs = append(cs, cgroups()...)
-	cs = append(cs, seccomp())
+	cs = append(cs, seccomp(), nesting(), limits())
 	return cs
 }
 
@@ -118,15 +118,39 @@ func ownCgroupWritable() bool {
 }
 
 func seccomp() Check {
-	c := Check{Name: "seccomp"}
-	b, err := os.ReadFile("/proc/self/status")
-	if err == nil && strings.Contains(string(b), "\nSeccomp:") {
-		c.OK = true
-		c.Detail = "the kernel supports seccomp; shells rely on no capabilities and no_new_privs, without a syscall filter"
+	c := Check{Name: "syscall filter"}
+	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err != nil {
+		c.Detail = "the kernel has no seccomp (CONFIG_SECCOMP_FILTER): container shells cannot start with cshell's filter; use a kernel that has it"
 		return c
 	}
-	c.Detail = "the kernel has no seccomp; shells rely on no capabilities and no_new_privs"
 	c.OK = true
+	c.Detail = "on in every container shell: cshell's own, modelled on Docker's default profile (no new user namespaces, io_uring, bpf, keyctl, userfaultfd, perf_event_open, kexec, modules, swap, reboot or clock setting; EPERM, ENOSYS for clone3), built into the binary"
+	if b, err := os.ReadFile("/proc/self/status"); err == nil && strings.Contains(string(b), "\nSeccomp:\t2") {
+		c.Detail += "; cshell itself already runs under a filter (Seccomp: 2, a container engine's), which comes on top"
+	}
+	return c
+}
+
+func nesting() Check {
+	c := Check{Name: "nested user namespaces", OK: true}
+	c.Detail = "refused in shells by default; --allow-userns (config sandbox.allowUserNamespaces) lets a shell make its own, for Chromium's sandbox, bubblewrap or rootless podman"
+	if os.Geteuid() == 0 {
+		c.Detail += "; as root a nested sandbox cannot mount its own /proc (the shell's /proc/sys stays read-only: it would be the host's to write)"
+	}
+	return c
+}
+
+func limits() Check {
+	c := Check{Name: "limits", OK: true}
+	if LimitsEnforcement() == ByCgroup {
+		v := "v1"
+		if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+			v = "v2"
+		}
+		c.Detail = "--memory, --pids and --cpus are held by each shell's cgroup (root, cgroup " + v + ")"
+		return c
+	}
+	c.Detail = "--memory and --pids are held by cshell's watchdog (memory sampled every 50 ms, every 10 ms past half the bound; processes bounded by the kernel's per-user-namespace limit too); --cpus needs a cgroup, which cshell makes only as root here"
 	return c
 }
 

@@ -43,6 +43,8 @@ type Config struct {
 	Network    NetworkConfig    `json:"network"`
 	Filesystem FilesystemConfig `json:"filesystem"`
 	Env        EnvConfig        `json:"env"`
+	LimitsCfg  LimitsConfig     `json:"limits"`
+	Sandbox    SandboxConfig    `json:"sandbox"`
 
 	// writeRoots, set by Layer when the project file lists allowWrite,
 	// are the global file's allowWrite entries: every project entry must
@@ -77,6 +79,19 @@ type FilesystemConfig struct {
 // shell, beyond the built-in allowlist (see EnvAllowed).
 type EnvConfig struct {
 	Pass []string `json:"pass,omitempty"` // names; a trailing * matches a prefix
+}
+
+// SandboxConfig chooses what a container shell may do beyond the default.
+type SandboxConfig struct {
+	// AllowUserNamespaces lets shells make user namespaces of their own
+	// (--allow-userns); default false.
+	AllowUserNamespaces *bool `json:"allowUserNamespaces,omitempty"`
+}
+
+// AllowUserNamespaces reports whether the configuration lets shells make
+// user namespaces.
+func (c *Config) AllowUserNamespaces() bool {
+	return c.Sandbox.AllowUserNamespaces != nil && *c.Sandbox.AllowUserNamespaces
 }
 
 // Enabled reports whether shells may run at all (default true).
@@ -151,6 +166,8 @@ var schema = map[string]map[string]bool{
 	"network":    {"allow": true, "deny": true},
 	"filesystem": {"allowWrite": true, "denyRead": true},
 	"env":        {"pass": true},
+	"limits":     {"memory": true, "pids": true, "cpus": true},
+	"sandbox":    {"allowUserNamespaces": true},
 }
 
 // checkKeys refuses keys that are not settings, at their position.
@@ -163,7 +180,7 @@ func checkKeys(v hujson.Value, schema map[string]map[string]bool, _ string) *fie
 		key := memberName(m)
 		leaves, known := schema[key]
 		if !known {
-			return &fieldError{offset: m.Name.StartOffset, msg: fmt.Sprintf("unknown setting %q (settings: shells, network, filesystem, env)", key)}
+			return &fieldError{offset: m.Name.StartOffset, msg: fmt.Sprintf("unknown setting %q (settings: shells, network, filesystem, env, limits, sandbox)", key)}
 		}
 		obj, ok := m.Value.Value.(*hujson.Object)
 		if !ok {
@@ -229,6 +246,14 @@ func (c *Config) validate() *fieldError {
 		if _, err := ParseHostPattern(h); err != nil {
 			return invalid(fmt.Sprintf("/network/deny/%d", i), "network.deny: %v", err)
 		}
+	}
+	if n := c.LimitsCfg.Pids; n != nil {
+		if err := CheckPids(*n); err != nil {
+			return invalid("/limits/pids", "limits.pids: %v", err)
+		}
+	}
+	if x := c.LimitsCfg.CPUs; x != nil && !(*x >= MinCPUs && *x <= 1<<16) {
+		return invalid("/limits/cpus", "limits.cpus must be at least %v, not %v", MinCPUs, *x)
 	}
 	for i, k := range c.Env.Pass {
 		if err := CheckEnvPattern(k); err != nil {

@@ -22,6 +22,15 @@ var DefaultHidden = []string{
 	".vault-token", ".pgpass",
 }
 
+// SystemHidden are the host's own secrets, hidden in every shell whoever
+// started it: a shell started by root is the host's uid 0 without
+// capabilities, and owner permissions would let it read root-only files.
+// Patterns are shell globs, matched at the start; none is ever made.
+var SystemHidden = []string{
+	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+	"/etc/ssh/ssh_host_*_key", "/etc/ssl/private", "/etc/sudoers", "/etc/sudoers.d",
+}
+
 // hiddenIfPresent are secrets hidden when they exist but never made:
 // cargo reads the old credentials file in preference to the new one, so
 // an empty one made here would hide the user's real credentials from cargo
@@ -50,6 +59,8 @@ type FilesystemRequest struct {
 	// Protect are cshell's own paths a shell may read but never change
 	// (its configuration), even inside a writable path.
 	Protect []string
+	// System are the host's secrets to hide; nil: SystemHidden.
+	System []string
 }
 
 // Filesystem is the resolved filesystem view of one shell: absolute,
@@ -170,6 +181,18 @@ func NewFilesystem(r FilesystemRequest) (Filesystem, error) {
 		}
 		for _, h := range hiddenIfPresent {
 			if err := hide(filepath.Join(home, h), "the default hidden list", false); err != nil {
+				return fsys, err
+			}
+		}
+	}
+	system := r.System
+	if system == nil {
+		system = SystemHidden
+	}
+	for _, pattern := range system {
+		matches, _ := filepath.Glob(pattern)
+		for _, m := range matches {
+			if err := hide(m, "the system's hidden list", false); err != nil {
 				return fsys, err
 			}
 		}

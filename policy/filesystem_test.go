@@ -305,7 +305,7 @@ func TestNewFilesystem(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFSFixture(t)
-			r := FilesystemRequest{Home: f.home, Cwd: f.cwd}
+			r := FilesystemRequest{Home: f.home, Cwd: f.cwd, System: []string{}}
 			tt.req(f, &r)
 			fatalf := t.Fatalf
 			got, err := NewFilesystem(r)
@@ -372,7 +372,7 @@ func TestNewFilesystemDefaultHidden(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				fsys, err := NewFilesystem(FilesystemRequest{Home: home, Cwd: home})
+				fsys, err := NewFilesystem(FilesystemRequest{Home: home, Cwd: home, System: []string{}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -441,7 +441,7 @@ func TestPrivateDirs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fsys, err := NewFilesystem(FilesystemRequest{Cwd: work, RO: []string{filepath.Join(state, "shells")}, Private: []string{state, filepath.Join(root, "missing")}})
+	fsys, err := NewFilesystem(FilesystemRequest{Cwd: work, RO: []string{filepath.Join(state, "shells")}, Private: []string{state, filepath.Join(root, "missing")}, System: []string{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,5 +555,23 @@ func TestNestedHiddenPaths(t *testing.T) {
 	}
 	if _, err := NewFilesystem(FilesystemRequest{Home: f.home, Cwd: filepath.Join(f.home, ".ssh")}); !errors.Is(err, ErrPath) {
 		t.Errorf("a workdir in a hidden path: %v", err)
+	}
+}
+
+func TestSystemSecretsHidden(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"etc/shadow", "etc/ssh/ssh_host_ed25519_key", "etc/ssh/ssh_host_ed25519_key.pub", "etc/ssh/ssh_config"} {
+		writeFile(t, filepath.Join(root, f), "x")
+	}
+	fsys, err := NewFilesystem(FilesystemRequest{Cwd: root, System: []string{root + "/etc/shadow", root + "/etc/gshadow", root + "/etc/ssh/ssh_host_*_key"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{root + "/etc/shadow", root + "/etc/ssh/ssh_host_ed25519_key"}
+	if !slices.Equal(fsys.Hide, want) || len(fsys.Missing) != 0 {
+		t.Errorf("hide %v missing %v, want %v and nothing made", fsys.Hide, fsys.Missing, want)
 	}
 }

@@ -95,6 +95,36 @@ func Layer(global, project *Config, projectName string) (*Config, []string) {
 		}
 		out.Env.Pass = kept
 	}
+	// Limits: a project may lower each bound (or set one where the global
+	// file has none), never raise it.
+	if m := project.LimitsCfg.Memory; m != nil {
+		if g := global.LimitsCfg.Memory; g != nil && *m > *g {
+			ignore("limits.memory=%s (global: %s)", FormatSize(int64(*m)), FormatSize(int64(*g)))
+		} else {
+			out.LimitsCfg.Memory = m
+		}
+	}
+	if n := project.LimitsCfg.Pids; n != nil {
+		if g := global.LimitsCfg.Pids; g != nil && *n > *g {
+			ignore("limits.pids=%d (global: %d)", *n, *g)
+		} else {
+			out.LimitsCfg.Pids = n
+		}
+	}
+	if x := project.LimitsCfg.CPUs; x != nil {
+		if g := global.LimitsCfg.CPUs; g != nil && *x > *g {
+			ignore("limits.cpus=%v (global: %v)", *x, *g)
+		} else {
+			out.LimitsCfg.CPUs = x
+		}
+	}
+	if a := project.Sandbox.AllowUserNamespaces; a != nil {
+		if *a && !global.AllowUserNamespaces() {
+			ignore("sandbox.allowUserNamespaces=true")
+		} else {
+			out.Sandbox.AllowUserNamespaces = a
+		}
+	}
 	for _, h := range project.Network.Deny { // denying more only tightens
 		if !slices.Contains(out.Network.Deny, h) {
 			out.Network.Deny = append(out.Network.Deny, h)

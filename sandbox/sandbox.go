@@ -53,6 +53,14 @@ type Options struct {
 	// Probes gives a container's init a socket factory even when nothing
 	// above needs one, so that Probe reaches inside (background shells).
 	Probes bool
+
+	// Limits bound the shell: by its cgroup where cshell makes one, else
+	// by the kernel's per-namespace process limit and a watchdog of the
+	// sandbox's (container.LimitsEnforcement). Exit.Limit names the bound
+	// that ended it.
+	Limits policy.Limits
+	// AllowUserNamespaces lets the shell make user namespaces of its own.
+	AllowUserNamespaces bool
 }
 
 // Expose is one exposed port: the host's listener and the port inside.
@@ -79,6 +87,7 @@ type Proxy struct {
 // Sandbox is one started shell and what serves it.
 type Sandbox struct {
 	sh      container.Shell
+	dog     *watchdog // nil unless it holds a bound
 	iso     container.Isolation
 	factory *netrelay.Factory // nil without a network namespace
 
@@ -128,7 +137,7 @@ func Start(o Options) (*Sandbox, error) {
 	s.sh, err = runner.Start(&container.Spec{
 		ID: o.ID, Command: o.Command, Env: o.Env, FS: o.FS,
 		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Terminal: o.Terminal,
-		Sockets: sockets,
+		Sockets: sockets, Limits: o.Limits, AllowUserNamespaces: o.AllowUserNamespaces,
 	})
 	if err != nil {
 		closeListeners()
@@ -136,6 +145,10 @@ func Start(o Options) (*Sandbox, error) {
 			s.factory.Close()
 		}
 		return nil, err
+	}
+	if inside && container.LimitsEnforcement() == container.ByWatchdog && (o.Limits.Memory > 0 || o.Limits.Pids > 0) {
+		s.dog = startWatchdog(s.sh, o.Limits)
+		s.sh = &watched{Shell: s.sh, dog: s.dog}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
@@ -248,9 +261,30 @@ func (s *Sandbox) Close() error {
 			s.factory.Close()
 		}
 		err = s.sh.Close()
+		if s.dog != nil {
+			s.dog.Stop()
+		}
 	})
 	return err
 }
+
+// watched is a shell under the watchdog: its end names the bound the
+// watchdog ended it for.
+type watched struct {
+	container.Shell
+	dog *watchdog
+}
+
+func (w *watched) Wait() (container.Exit, error) {
+	ex, err := w.Shell.Wait()
+	if hit := w.dog.Hit(); hit != "" && ex.Limit == "" {
+		ex.Limit = hit
+	}
+	return ex, err
+}
+
+// Token passes the process runner's token through (ShellToken).
+func (w *watched) Token() string { return container.ShellToken(w.Shell) }
 
 // NewID makes a container id that no other shell of this user shares:
 // PREFIX-PID-RANDOM, the pid of the process that owns it, so that a later

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/cshell/cshell/policy"
 )
 
 // Shell statuses, as meta.json and ps --json show them.
@@ -27,32 +29,35 @@ type Exposed struct {
 // Meta is a shell's record, meta.json in its folder: everything ps --json
 // shows, and the supervisor's identity. Written whole and atomically.
 type Meta struct {
-	ID             string     `json:"id"`
-	Name           string     `json:"name"`
-	Session        string     `json:"session"`
-	Command        string     `json:"command"`
-	Description    string     `json:"description,omitempty"` // from the MCP bash tool
-	Status         string     `json:"status"`
-	StatusLine     string     `json:"status_line"`
-	ExitCode       *int       `json:"exit_code"`
-	Signal         string     `json:"signal"`
-	Pid            int        `json:"pid"`
-	PidTime        uint64     `json:"pid_start_time,omitempty"`
-	StartedAt      time.Time  `json:"started_at"`
-	EndedAt        *time.Time `json:"ended_at"`
-	RuntimeSeconds float64    `json:"runtime_seconds"`
-	Log            string     `json:"log"`
-	Exposed        []Exposed  `json:"exposed"`
-	AllowHosts     []string   `json:"allow_hosts"`
-	Workdir        string     `json:"workdir"`
-	Isolation      string     `json:"isolation"`
-	Timeout        float64    `json:"timeout_seconds,omitempty"`
-	EndReason      string     `json:"end_reason,omitempty"` // session, for killed (session ended)
-	LogDropped     int64      `json:"log_dropped_bytes"`
-	Escaped        []int      `json:"escaped_pids,omitempty"` // process runner: killed at the end, outside the group
-	Token          string     `json:"token,omitempty"`        // process runner: what the shell's processes carry (container.TokenVar)
-	Supervisor     int        `json:"supervisor_pid,omitempty"`
-	SupervisorTime uint64     `json:"supervisor_start_time,omitempty"` // /proc start time, against pid reuse
+	ID             string         `json:"id"`
+	Name           string         `json:"name"`
+	Session        string         `json:"session"`
+	Command        string         `json:"command"`
+	Description    string         `json:"description,omitempty"` // from the MCP bash tool
+	Status         string         `json:"status"`
+	StatusLine     string         `json:"status_line"`
+	ExitCode       *int           `json:"exit_code"`
+	Signal         string         `json:"signal"`
+	Pid            int            `json:"pid"`
+	PidTime        uint64         `json:"pid_start_time,omitempty"`
+	StartedAt      time.Time      `json:"started_at"`
+	EndedAt        *time.Time     `json:"ended_at"`
+	RuntimeSeconds float64        `json:"runtime_seconds"`
+	Log            string         `json:"log"`
+	Exposed        []Exposed      `json:"exposed"`
+	AllowHosts     []string       `json:"allow_hosts"`
+	Workdir        string         `json:"workdir"`
+	Isolation      string         `json:"isolation"`
+	Timeout        float64        `json:"timeout_seconds,omitempty"`
+	EndReason      string         `json:"end_reason,omitempty"` // session, for killed (session ended)
+	LogDropped     int64          `json:"log_dropped_bytes"`
+	Limits         *policy.Limits `json:"limits,omitempty"`
+	LimitHit       string         `json:"limit_hit,omitempty"` // memory or pids: the bound that ended it
+	AllowUserns    bool           `json:"allow_userns"`
+	Escaped        []int          `json:"escaped_pids,omitempty"` // process runner: killed at the end, outside the group
+	Token          string         `json:"token,omitempty"`        // process runner: what the shell's processes carry (container.TokenVar)
+	Supervisor     int            `json:"supervisor_pid,omitempty"`
+	SupervisorTime uint64         `json:"supervisor_start_time,omitempty"` // /proc start time, against pid reuse
 }
 
 // Finished reports whether the shell has ended, one way or another.
@@ -82,7 +87,13 @@ func (m *Meta) fill(now time.Time) {
 		}
 		m.StatusLine = fmt.Sprintf("exited with %d after %s", code, rt)
 	case StatusKilled:
-		if m.EndReason == "session" {
+		if m.LimitHit != "" {
+			var l policy.Limits
+			if m.Limits != nil {
+				l = *m.Limits
+			}
+			m.StatusLine = limitLine(m.LimitHit, l, time.Duration(m.RuntimeSeconds*float64(time.Second)))
+		} else if m.EndReason == "session" {
 			m.StatusLine = "killed (session ended)"
 		} else {
 			m.StatusLine = fmt.Sprintf("killed by %s after %s", orDefault(m.Signal, "KILL"), rt)
@@ -92,6 +103,16 @@ func (m *Meta) fill(now time.Time) {
 	case StatusLost:
 		m.StatusLine = "lost (its supervisor died)"
 	}
+}
+
+// limitLine tells which bound ended a shell: "killed: memory limit (64
+// MiB) reached after 1.2s".
+func limitLine(hit string, l policy.Limits, after time.Duration) string {
+	what := "memory limit (" + policy.FormatSize(l.Memory) + ")"
+	if hit == "pids" {
+		what = fmt.Sprintf("process limit (%d)", l.Pids)
+	}
+	return fmt.Sprintf("killed: %s reached after %s", what, formatSeconds(math.Round(after.Seconds()*10)/10))
 }
 
 func formatSeconds(s float64) string {

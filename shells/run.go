@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -67,6 +68,12 @@ type RunOptions struct {
 	// Words name what the sentences tell the user to type (nil: the
 	// command line's flags).
 	Words *Words
+
+	// Limits bound the shell (--memory, --pids, --cpus), with the
+	// configuration's limits; AllowUserNamespaces lets it make user
+	// namespaces of its own (--allow-userns).
+	Limits              policy.Limits
+	AllowUserNamespaces bool
 }
 
 // Run runs a command in the foreground and returns its exit code (128+N
@@ -128,6 +135,7 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 		ID: sandbox.NewID("run"), Isolation: o.Isolation, Command: p.command, Env: p.env, FS: p.fsys,
 		Stdin: stdin, Stdout: stdout, Stderr: stderr, Terminal: terminal,
 		Exposes: exposesOf(listeners), MaxConnections: p.cfg.MaxConnections(), Reach: reach,
+		Limits: p.limits, AllowUserNamespaces: p.userns,
 	}
 	if !p.rules.Empty() {
 		so.Proxy = &sandbox.Proxy{Port: p.proxyPort, Rules: p.rules, Record: violationNote(o.Stderr)}
@@ -143,6 +151,7 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	started := time.Now()
 	defer box.Close()
 	stdio.started()
 	sh := box.Shell()
@@ -186,7 +195,11 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 			if waitErr != nil {
 				return 0, fmt.Errorf("wait for the command: %w", waitErr)
 			}
-			o.Log.Debug("the shell ended", "code", exit.Code, "escaped", exit.Escaped)
+			o.Log.Debug("the shell ended", "code", exit.Code, "escaped", exit.Escaped, "limit", exit.Limit)
+			if exit.Limit != "" {
+				fmt.Fprintf(o.Stderr, "cshell: %s\n", limitLine(exit.Limit, p.limits, time.Since(started)))
+				return 128 + int(syscall.SIGKILL), nil
+			}
 			return exit.Code, nil
 		case sig := <-sigs:
 			if sig == sigWinch {
@@ -237,6 +250,8 @@ type prepared struct {
 	allow   []string // --allow-host and network.allow
 	// proxyPort is where the proxy listens inside, when hosts are allowed.
 	proxyPort int
+	limits    policy.Limits // the flags' and the configuration's, the tighter, with EnforcedBy
+	userns    bool          // the shell may make user namespaces
 }
 
 // exposePorts are the ports inside a shell that its --expose values name
@@ -275,9 +290,15 @@ func prepare(o RunOptions, usage string, taken []int) (*prepared, error) {
 		if err := processRefusals(o); err != nil {
 			return nil, err
 		}
-		if o.Stderr != nil && (len(p.cfg.Network.Allow) > 0 || len(p.cfg.Filesystem.DenyRead) > 0) {
-			fmt.Fprintln(o.Stderr, "cshell: warning: --isolation process: the configuration's network.allow and filesystem.denyRead do not apply (its shells share this machine's files and network)")
+		if o.Stderr != nil && (len(p.cfg.Network.Allow) > 0 || len(p.cfg.Filesystem.DenyRead) > 0 || !p.cfg.Limits().Empty()) {
+			fmt.Fprintln(o.Stderr, "cshell: warning: --isolation process: the configuration's network.allow, filesystem.denyRead and limits do not apply (its shells share this machine's files, network and resources)")
 		}
+	} else {
+		var err error
+		if p.limits, err = effectiveLimits(o, p.cfg); err != nil {
+			return nil, err
+		}
+		p.userns = o.AllowUserNamespaces || p.cfg.AllowUserNamespaces()
 	}
 	var err error
 	if p.env, err = buildEnv(os.Environ(), o.Env, p.cfg.Env.Pass, o.FS.Home); err != nil {
@@ -372,8 +393,50 @@ func processRefusals(o RunOptions) error {
 		return refuse("--ro", "its shells may write every file this user may write")
 	case len(o.AllowHosts) > 0:
 		return refuse("--allow-host", "its shells share this machine's network, with no proxy and nothing refused")
+	case o.Limits.Memory > 0:
+		return refuse("--memory", "it has no cgroup and no namespace to bound")
+	case o.Limits.Pids > 0:
+		return refuse("--pids", "it has no cgroup and no namespace to bound")
+	case o.Limits.CPUs > 0:
+		return refuse("--cpus", "it has no cgroup to bound")
 	}
 	return nil
+}
+
+// effectiveLimits are the flags' limits and the configuration's, the
+// tighter of each; a flag above the configuration is lowered to it, with
+// a warning. --cpus needs a cgroup: refused where cshell makes none.
+func effectiveLimits(o RunOptions, cfg *policy.Config) (policy.Limits, error) {
+	conf := cfg.Limits()
+	l := o.Limits.Lower(conf)
+	if o.Stderr != nil {
+		for _, w := range []struct {
+			flag      string
+			asked, to float64
+			show      func(float64) string
+		}{
+			{"--memory", float64(o.Limits.Memory), float64(conf.Memory), func(v float64) string { return policy.FormatSize(int64(v)) }},
+			{"--pids", float64(o.Limits.Pids), float64(conf.Pids), func(v float64) string { return fmt.Sprint(int(v)) }},
+			{"--cpus", o.Limits.CPUs, conf.CPUs, func(v float64) string { return fmt.Sprint(v) }},
+		} {
+			if w.asked > 0 && w.to > 0 && w.asked > w.to {
+				fmt.Fprintf(o.Stderr, "cshell: warning: %s %s is above the configuration's limit (limits): %s applies\n", w.flag, w.show(w.asked), w.show(w.to))
+			}
+		}
+	}
+	if l.Empty() {
+		return l, nil
+	}
+	if l.CPUs > 0 {
+		if err := policy.CheckCPUs(l.CPUs, float64(runtime.NumCPU())); err != nil {
+			return l, usageErr("%w", err)
+		}
+	}
+	l.EnforcedBy = container.LimitsEnforcement()
+	if l.CPUs > 0 && l.EnforcedBy != container.ByCgroup {
+		return l, refusedErr("--cpus %v cannot be held here: it needs a cgroup, and cshell makes one only as root (this user's shells are bounded by cshell's watchdog, which can hold --memory and --pids but not CPU time); run as root, or drop --cpus", l.CPUs)
+	}
+	return l, nil
 }
 
 // cshellStateDirs are the state dirs no shell may see: the one in use and

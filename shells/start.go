@@ -100,7 +100,11 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 			ID: id, Name: o.Name, Session: o.Session, Command: command, Description: o.Description, Status: StatusStarting,
 			StartedAt: time.Now(), Log: m.logPath(id), Exposed: exposed,
 			AllowHosts: append([]string{}, allow...), Workdir: fsys.Workdir,
-			Isolation: string(o.Isolation), Timeout: o.Timeout.Seconds(),
+			Isolation: string(o.Isolation), Timeout: o.Timeout.Seconds(), AllowUserns: p.userns,
+		}
+		if !p.limits.Empty() {
+			l := p.limits
+			meta.Limits = &l
 		}
 		for _, f := range []string{logName, violationsName} {
 			if err := m.dir.WriteFile(shellFile(id, f), nil, 0o600); err != nil {
@@ -121,6 +125,7 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 		Command: command, Env: env, FS: fsys, Isolation: o.Isolation, Timeout: o.Timeout,
 		Grace: grace, OwnerPid: o.OwnerPid, MaxLogBytes: cfg.MaxLogBytes(), MaxConnections: cfg.MaxConnections(), Notify: cfg.Notify(),
 		Session: o.Session, Exposes: exposes, Allow: allow, Deny: cfg.Network.Deny, ProxyPort: p.proxyPort,
+		Limits: p.limits, AllowUserns: p.userns,
 	}
 	if err := m.spawn(meta.ID, spec, listeners); err != nil {
 		_ = m.dir.RemoveAll(shellFile(meta.ID))

@@ -70,6 +70,8 @@ type supervisorSpec struct {
 	Allow          []string            `json:"allow"` // hosts for the proxy; none: no proxy
 	Deny           []string            `json:"deny"`
 	ProxyPort      int                 `json:"proxy_port"`
+	Limits         policy.Limits       `json:"limits"`
+	AllowUserns    bool                `json:"allow_userns"`
 }
 
 // answer is the supervisor's one word to run -d, on fd 3.
@@ -268,6 +270,7 @@ func (s *supervisor) run() error {
 		Isolation: s.spec.Isolation, Command: s.spec.Command, Env: s.spec.Env, FS: s.spec.FS,
 		Stdin: devnull, Stdout: pw, Stderr: pw,
 		Exposes: exposes, MaxConnections: s.spec.MaxConnections, Probes: true,
+		Limits: s.spec.Limits, AllowUserNamespaces: s.spec.AllowUserns,
 	}
 	if len(s.spec.Allow) > 0 {
 		rules, err := policy.NewRules(s.spec.Allow, s.spec.Deny)
@@ -527,7 +530,12 @@ func (s *supervisor) finish(ex container.Exit, reason string, sig syscall.Signal
 	m := s.meta
 	code := ex.Code
 	m.ExitCode, m.EndedAt, m.Escaped = &code, &now, ex.Escaped
+	if ex.Limit != "" {
+		reason, sig = "limit", syscall.SIGKILL // the bound ended it, whatever else was under way
+	}
 	switch reason {
+	case "limit":
+		m.Status, m.Signal, m.LimitHit = StatusKilled, "KILL", ex.Limit
 	case "kill":
 		m.Status, m.Signal = StatusKilled, signalName(sig)
 	case "session":
@@ -543,7 +551,7 @@ func (s *supervisor) finish(ex container.Exit, reason string, sig syscall.Signal
 	// A shell that ended by itself sends a notice, unless run -d already
 	// answered with its end or notices are off. The notice goes first, so
 	// that whoever sees the end in meta.json finds its notice too.
-	if (reason == "" || reason == "timeout") && !early && s.spec.Notify != "none" {
+	if (reason == "" || reason == "timeout" || reason == "limit") && !early && s.spec.Notify != "none" {
 		m.fill(now)
 		if err := s.m.appendNotice(m, s.spec.Notify); err != nil {
 			s.m.log.Error("the completion notice was not written", "err", err)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/user"
 	"regexp"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -37,6 +38,10 @@ type runOptions struct {
 	env          []string
 	isolation    string
 	timeout      string
+	memory       string
+	pids         int
+	cpus         float64
+	allowUserns  bool
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -101,6 +106,35 @@ func addPolicyFlags(cmd *cobra.Command, o *runOptions) {
 	f.StringArrayVarP(&o.env, "env", "e", nil, "environment for the command, KEY=VALUE (repeatable)")
 	f.StringVar(&o.isolation, "isolation", "auto", "auto|container|process: auto is a container on Linux, a process group elsewhere (process isolates nothing but the process group)")
 	f.StringArrayVar(&o.allowHosts, "allow-host", nil, "host the shell may reach through its proxy: example.com, *.example.com, host:port (repeatable)")
+	f.StringVar(&o.memory, "memory", "", "memory limit, binary units (512m, 2g): the shell is killed past it")
+	f.IntVar(&o.pids, "pids", 0, "limit on the shell's tasks (processes and threads) at once")
+	f.Float64Var(&o.cpus, "cpus", 0, "limit on CPU time, in CPUs (0.5: half of one); needs a cgroup (root)")
+	f.BoolVar(&o.allowUserns, "allow-userns", false, "let the shell make user namespaces of its own (Chromium's sandbox, bubblewrap, rootless podman)")
+}
+
+// limits reads --memory, --pids and --cpus.
+func (o *runOptions) limits(cmd *cobra.Command) (policy.Limits, error) {
+	var l policy.Limits
+	if cmd.Flags().Changed("memory") {
+		n, err := policy.ParseSize(o.memory)
+		if err != nil {
+			return l, usageError("--memory %q: %v", o.memory, errors.Unwrap(err))
+		}
+		l.Memory = n
+	}
+	if cmd.Flags().Changed("pids") {
+		if err := policy.CheckPids(o.pids); err != nil {
+			return l, usageError("--pids %d: give at least %d (the shell's init and its command)", o.pids, policy.MinPids)
+		}
+		l.Pids = o.pids
+	}
+	if cmd.Flags().Changed("cpus") {
+		if err := policy.CheckCPUs(o.cpus, float64(runtime.NumCPU())); err != nil {
+			return l, usageError("--cpus %v: give from %v to %d (this machine's CPUs)", o.cpus, policy.MinCPUs, runtime.NumCPU())
+		}
+		l.CPUs = o.cpus
+	}
+	return l, nil
 }
 
 func runForeground(cmd *cobra.Command, g *globals, o *runOptions, args []string) error {
@@ -113,6 +147,10 @@ func runForeground(cmd *cobra.Command, g *globals, o *runOptions, args []string)
 		return usageError("--timeout %q: %v", o.timeout, err)
 	}
 	req, cfg, err := policyInputs(g, o)
+	if err != nil {
+		return err
+	}
+	limits, err := o.limits(cmd)
 	if err != nil {
 		return err
 	}
@@ -129,6 +167,7 @@ func runForeground(cmd *cobra.Command, g *globals, o *runOptions, args []string)
 		Log:       g.log,
 	}
 	ro.Expose, ro.ExposePublic = o.expose, o.exposePublic
+	ro.Limits, ro.AllowUserNamespaces = limits, o.allowUserns
 	ro.AllowHosts = o.allowHosts
 	ro.StateDir = g.stateDirPath()
 	ro.ConfigFile, _ = g.configPath(req.Home)

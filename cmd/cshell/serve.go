@@ -37,6 +37,10 @@ Register it with an agent host, for example:
 			if err != nil {
 				return err
 			}
+			limits, err := o.limits(cmd)
+			if err != nil {
+				return err
+			}
 			// Check the policy once, so that bad flags fail now rather than
 			// on every tool call.
 			if _, err := policy.NewFilesystem(req); err != nil {
@@ -51,7 +55,8 @@ Register it with an agent host, for example:
 			configFile, _ := g.configPath(req.Home)
 			return mcpserver.Serve(ctx, m, mcpserver.Options{
 				Run: shells.RunOptions{Isolation: iso, FS: req, Env: o.env, Config: cfg, AllowHosts: o.allowHosts,
-					StateDir: g.stateDirPath(), ConfigFile: configFile, Stderr: g.stderr, Log: g.log},
+					StateDir: g.stateDirPath(), ConfigFile: configFile, Stderr: g.stderr, Log: g.log,
+					Limits: limits, AllowUserNamespaces: o.allowUserns},
 				Version: version,
 				In:      os.Stdin,
 				Out:     os.Stdout,
