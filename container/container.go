@@ -61,6 +61,11 @@ type Spec struct {
 	// socket factory (see netrelay.Factory). The process runner ignores it:
 	// its shells share this machine's network.
 	Sockets *os.File
+	// Events, when set, is handed to the container's init as fd 4 (the
+	// write end of a pipe): it writes a line there for each thing cshell
+	// should hear of, now "userns unshare" or "userns clone" for the first
+	// user namespace the filter refused.
+	Events *os.File
 
 	// Token marks the processes of a process-runner shell (TokenVar);
 	// empty: the runner makes one. Containers need none.

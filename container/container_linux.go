@@ -127,6 +127,17 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	if s.Sockets != nil {
 		p.ExtraFiles = []*os.File{s.Sockets} // fd 3 inside
 	}
+	if s.Events != nil {
+		if s.Sockets == nil {
+			devnull, err := os.Open(os.DevNull)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
+			}
+			defer devnull.Close()
+			p.ExtraFiles = []*os.File{devnull} // fd 3: no factory
+		}
+		p.ExtraFiles = append(p.ExtraFiles, s.Events) // fd 4 inside
+	}
 	var consoleSock *os.File
 	if s.Terminal {
 		parent, child, err := socketPair()

@@ -46,6 +46,16 @@ static int is_factory(void)
 	return fstat(FACTORY_FD, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
+// The events pipe: fd 4, when it is a pipe (the write end); PID 1 writes
+// a line there for what cshell should hear of (a refused user namespace).
+#define EVENTS_FD 4
+
+static int is_pipe(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
 // serve_factory answers one request; it returns -1 when the peer is gone,
 // 1 for "g" (start the command), else 0.
 static int serve_factory(void)
@@ -173,7 +183,7 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 {
 	sigset_t all, old;
 	pid_t child;
-	int factory, sfd, allow_userns = 0;
+	int factory, events, sfd, listener, told = 0, allow_userns = 0;
 
 	if (argc < 3 || strcmp(argv[1], "__pid1") != 0)
 		return;
@@ -213,7 +223,14 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 	sigprocmask(SIG_BLOCK, &all, &old);
 
 	factory = is_factory();
-	close_from(factory ? FACTORY_FD + 1 : FACTORY_FD);
+	events = is_pipe(EVENTS_FD) ? EVENTS_FD : -1;
+	if (events >= 0) {
+		fcntl(EVENTS_FD, F_SETFD, FD_CLOEXEC);
+		fcntl(EVENTS_FD, F_SETFL, O_NONBLOCK);
+		if (!factory)
+			close(FACTORY_FD);
+	}
+	close_from(events >= 0 ? EVENTS_FD + 1 : factory ? FACTORY_FD + 1 : FACTORY_FD);
 	if (factory) {
 		fcntl(FACTORY_FD, F_SETFD, FD_CLOEXEC); // the command must not inherit it
 		// Serve until "g"; a supervisor that hangs up first ends the shell.
@@ -226,7 +243,8 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 		}
 	}
 	// The syscall filter, on us and so on the command and all it starts.
-	if (cshell_seccomp(allow_userns) < 0) {
+	listener = cshell_seccomp(allow_userns);
+	if (listener == -1) {
 		perror("cshell init: syscall filter");
 		_exit(125);
 	}
@@ -248,16 +266,6 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 	}
 	setpgid(child, child); // also here, so that no signal can miss the group
 
-	if (!factory) {
-		for (;;) {
-			siginfo_t info;
-			int sig = sigwaitinfo(&all, &info);
-			if (sig == SIGCHLD)
-				reap(child);
-			else if (sig > 0)
-				kill(-child, sig);
-		}
-	}
 	sfd = signalfd(-1, &all, SFD_CLOEXEC);
 	if (sfd < 0) {
 		perror("cshell init: signalfd");
@@ -265,10 +273,24 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 		_exit(125);
 	}
 	for (;;) {
-		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = FACTORY_FD, .events = POLLIN } };
-		int nfds = factory ? 2 : 1;
-		if (poll(p, nfds, -1) < 0)
+		struct pollfd p[3] = {
+			{ .fd = sfd, .events = POLLIN },
+			{ .fd = listener, .events = POLLIN }, // negative: ignored
+			{ .fd = factory ? FACTORY_FD : -1, .events = POLLIN },
+		};
+		if (poll(p, 3, -1) < 0)
 			continue;
+		if (p[1].revents & POLLIN) {
+			int nr = cshell_answer(listener);
+			// Tell cshell of the first refusal: one line, never blocking.
+			if (nr >= 0 && events >= 0 && !told) {
+				char line[64];
+				int n = snprintf(line, sizeof(line), "userns %s\n", nr == __NR_unshare ? "unshare" : "clone");
+				told = write(events, line, n) == n;
+			}
+		} else if (p[1].revents) {
+			listener = -1;
+		}
 		if (p[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
@@ -278,7 +300,7 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 					kill(-child, si.ssi_signo);
 			}
 		}
-		if (nfds == 2 && p[1].revents && serve_factory() < 0) {
+		if (factory && p[2].revents && serve_factory() < 0) {
 			close(FACTORY_FD);
 			factory = 0; // the supervisor is gone or done with us
 		}

@@ -13,6 +13,8 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <stddef.h>
+#include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -33,13 +35,18 @@
 // DENY answers EPERM to one system call; IF_DENY skips it where the
 // architecture has no such call.
 #define DENY(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), FAIL(EPERM)
-// FLAGGED answers EPERM to call nr when its first argument (the flags of
-// clone and unshare; its low 32 bits, little-endian) has bit set.
-#define FLAGGED(nr, bit)                                            \
+// FLAGGED gives call nr the verdict v when its first argument (the flags
+// of clone and unshare; its low 32 bits, little-endian) has bit set.
+#define FLAGGED(nr, bit, v)                                         \
 	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 4),            \
 	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])), \
 	BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, (bit), 0, 1),          \
-	FAIL(EPERM), ALLOW
+	BPF_STMT(BPF_RET | BPF_K, (v)), ALLOW
+// ASK hands the call to PID 1 (seccomp user notification), which answers
+// EPERM and tells cshell, so that the shell's output can say which flag
+// would allow it; REFUSE answers EPERM at once.
+#define ASK SECCOMP_RET_USER_NOTIF
+#define REFUSE (SECCOMP_RET_ERRNO | EPERM)
 
 // The head of both programs: a foreign ABI (i386 or x32 calls on x86_64)
 // gets ENOSYS for everything, since the numbers below are the native
@@ -52,12 +59,12 @@
 #define HEAD LOAD(arch), BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 1, 0), FAIL(ENOSYS), LOAD(nr)
 #endif
 
-// USERNS refuses new user namespaces: unshare and clone with
+// USERNS refuses new user namespaces (verdict v): unshare and clone with
 // CLONE_NEWUSER, and clone3, whose flags sit in memory a filter cannot
 // read (glibc then falls back to clone).
-#define USERNS                                                         \
+#define USERNS(v)                                                      \
 	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1), FAIL(ENOSYS), \
-	FLAGGED(__NR_unshare, CLONE_NEWUSER), FLAGGED(__NR_clone, CLONE_NEWUSER)
+	FLAGGED(__NR_unshare, CLONE_NEWUSER, v), FLAGGED(__NR_clone, CLONE_NEWUSER, v)
 
 // The calls refused in every shell. A capability-less process would be
 // refused most of them by the kernel anyway; the filter refuses them
@@ -96,21 +103,40 @@
 #define EXTRA_DENIED DENY(__NR_quotactl_fd)
 #endif
 
-static struct sock_filter strict[] = { HEAD, USERNS, DENIED, MOUNTS, ALLOW };
+static struct sock_filter strict[] = { HEAD, USERNS(ASK), DENIED, MOUNTS, ALLOW };
+static struct sock_filter strict_quiet[] = { HEAD, USERNS(REFUSE), DENIED, MOUNTS, ALLOW };
 static struct sock_filter nested[] = { HEAD, DENIED, ALLOW };
+
+#define PROG(p) { .len = sizeof(p) / sizeof((p)[0]), .filter = (p) }
 
 int cshell_seccomp(int allow_userns)
 {
-	struct sock_fprog prog;
+	struct sock_fprog s = PROG(strict), q = PROG(strict_quiet), n = PROG(nested);
+	int fd;
 
-	if (allow_userns) {
-		prog.len = sizeof(nested) / sizeof(nested[0]);
-		prog.filter = nested;
-	} else {
-		prog.len = sizeof(strict) / sizeof(strict[0]);
-		prog.filter = strict;
-	}
 	// runc set no_new_privs; without it the kernel refuses a filter from a
 	// process without CAP_SYS_ADMIN, which is what a shell is.
-	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+	if (allow_userns)
+		return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &n) < 0 ? -1 : -2;
+	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &s);
+	if (fd >= 0 || (errno != EINVAL && errno != ENOSYS))
+		return fd;
+	// A kernel without user notification (before 5.0): refuse quietly.
+	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &q) < 0 ? -1 : -2;
+}
+
+int cshell_answer(int listener)
+{
+	struct seccomp_notif req;
+	struct seccomp_notif_resp resp;
+
+	memset(&req, 0, sizeof(req));
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+		return -1;
+	memset(&resp, 0, sizeof(resp));
+	resp.id = req.id;
+	resp.error = -EPERM;
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0)
+		return -1; // the caller is gone (killed meanwhile)
+	return req.data.nr;
 }

@@ -10,6 +10,7 @@
 package sandbox
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -19,7 +20,9 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/cshell/cshell/container"
 	"github.com/cshell/cshell/netrelay"
@@ -61,6 +64,9 @@ type Options struct {
 	Limits policy.Limits
 	// AllowUserNamespaces lets the shell make user namespaces of its own.
 	AllowUserNamespaces bool
+	// Refused hears of what the syscall filter refused that a flag would
+	// allow (the first user namespace), to record or to tell.
+	Refused func(policy.Violation)
 }
 
 // Expose is one exposed port: the host's listener and the port inside.
@@ -123,7 +129,17 @@ func Start(o Options) (*Sandbox, error) {
 		closeListeners()
 		o.Exposes, o.Reach, o.Proxy = nil, nil, nil
 	}
-	var sockets *os.File
+	var sockets, events *os.File
+	if inside && o.Refused != nil && !o.AllowUserNamespaces {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeListeners()
+			return nil, fmt.Errorf("%w: %w", container.ErrSandbox, err)
+		}
+		defer w.Close() // the init has its own copy once it runs
+		events = w
+		go readEvents(r, o.Refused) // ends when the init closes its end
+	}
 	if inside && (len(o.Exposes) > 0 || len(o.Reach) > 0 || o.Proxy != nil || o.Probes) {
 		parent, child, err := socketPair()
 		if err != nil {
@@ -137,7 +153,7 @@ func Start(o Options) (*Sandbox, error) {
 	s.sh, err = runner.Start(&container.Spec{
 		ID: o.ID, Command: o.Command, Env: o.Env, FS: o.FS,
 		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Terminal: o.Terminal,
-		Sockets: sockets, Limits: o.Limits, AllowUserNamespaces: o.AllowUserNamespaces,
+		Sockets: sockets, Events: events, Limits: o.Limits, AllowUserNamespaces: o.AllowUserNamespaces,
 	})
 	if err != nil {
 		closeListeners()
@@ -192,6 +208,19 @@ func (s *Sandbox) relay(ctx context.Context, l net.Listener, t netrelay.Target) 
 		defer s.relays.Done()
 		netrelay.Relay(ctx, l, t)
 	}()
+}
+
+// readEvents passes on what the init tells, a line each, until it ends.
+func readEvents(r *os.File, refused func(policy.Violation)) {
+	defer r.Close()
+	sc := bufio.NewScanner(io.LimitReader(r, 1<<20))
+	for sc.Scan() {
+		if call, ok := strings.CutPrefix(sc.Text(), "userns "); ok && (call == "unshare" || call == "clone") {
+			refused(policy.Violation{Time: time.Now().UTC(), Method: call,
+				Rule: "shells make no user namespaces of their own",
+				Hint: "start the shell with --allow-userns to let it (Chromium's sandbox, bubblewrap, rootless podman)"})
+		}
+	}
 }
 
 // reachTarget connects to a reached address while it is allowed.

@@ -135,7 +135,7 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 		ID: sandbox.NewID("run"), Isolation: o.Isolation, Command: p.command, Env: p.env, FS: p.fsys,
 		Stdin: stdin, Stdout: stdout, Stderr: stderr, Terminal: terminal,
 		Exposes: exposesOf(listeners), MaxConnections: p.cfg.MaxConnections(), Reach: reach,
-		Limits: p.limits, AllowUserNamespaces: p.userns,
+		Limits: p.limits, AllowUserNamespaces: p.userns, Refused: violationNote(o.Stderr),
 	}
 	if !p.rules.Empty() {
 		so.Proxy = &sandbox.Proxy{Port: p.proxyPort, Rules: p.rules, Record: violationNote(o.Stderr)}

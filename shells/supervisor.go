@@ -270,7 +270,7 @@ func (s *supervisor) run() error {
 		Isolation: s.spec.Isolation, Command: s.spec.Command, Env: s.spec.Env, FS: s.spec.FS,
 		Stdin: devnull, Stdout: pw, Stderr: pw,
 		Exposes: exposes, MaxConnections: s.spec.MaxConnections, Probes: true,
-		Limits: s.spec.Limits, AllowUserNamespaces: s.spec.AllowUserns,
+		Limits: s.spec.Limits, AllowUserNamespaces: s.spec.AllowUserns, Refused: violationLog(s.dir),
 	}
 	if len(s.spec.Allow) > 0 {
 		rules, err := policy.NewRules(s.spec.Allow, s.spec.Deny)

@@ -71,6 +71,13 @@ func violationNote(w io.Writer) func(policy.Violation) {
 
 // describeViolation is the human line for a refusal.
 func describeViolation(v policy.Violation) string {
+	if v.Host == "" && v.Method != "" { // a call the syscall filter refused
+		s := fmt.Sprintf("refused %s(CLONE_NEWUSER) (%s)", v.Method, v.Rule)
+		if v.Hint != "" {
+			s += "; " + v.Hint
+		}
+		return s
+	}
 	if v.Host == "" { // a note of the log itself
 		return v.Rule
 	}

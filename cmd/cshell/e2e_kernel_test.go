@@ -97,8 +97,23 @@ func TestSyscallFilter(t *testing.T) {
 			t.Errorf("bubblewrap inside --allow-userns: %q %q", r.stdout, r.stderr)
 		}
 	}
+	// A refused user namespace is told, with the flag that allows it:
+	// on stderr in the foreground, as a violation of a background shell.
+	if r := sh(t, "container", t.TempDir(), syscallProbe+"unshare_userns"); !strings.Contains(r.stderr, "refused unshare(CLONE_NEWUSER)") || !strings.Contains(r.stderr, "--allow-userns") {
+		t.Errorf("no hint in the foreground: %q", r.stderr)
+	}
 	e := newBG(t)
-	id := e.start("sleep 30", "--allow-userns")
+	id := e.start(syscallProbe + "unshare_userns; sleep 30")
+	deadline := time.Now().Add(10 * time.Second)
+	var v []any
+	for time.Now().Before(deadline) && len(v) == 0 {
+		v, _ = e.output(id)["violations"].([]any)
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(v) != 1 || !strings.Contains(fmt.Sprint(v[0]), "--allow-userns") {
+		t.Errorf("no violation for the refused user namespace: %v", v)
+	}
+	id = e.start("sleep 30", "--allow-userns")
 	if m := e.meta(id); m["allow_userns"] != true {
 		t.Errorf("ps --json: allow_userns %v", m["allow_userns"])
 	}
