@@ -150,7 +150,7 @@ func limits() Check {
 		c.Detail = "--memory, --pids and --cpus are held by each shell's cgroup (root, cgroup " + v + ")"
 		return c
 	}
-	c.Detail = "--memory and --pids are held by cshell's watchdog (memory sampled every 50 ms, every 10 ms past half the bound; processes bounded by the kernel's per-user-namespace limit too); --cpus needs a cgroup, which cshell makes only as root here"
+	c.Detail = "--memory and --pids are held by cshell's watchdog (memory sampled every 100 ms, every 10 ms past half the bound; processes bounded by the kernel's per-user-namespace limit too); --cpus needs a cgroup, which cshell makes only as root here"
 	return c
 }
 

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/cshell/cshell/container"
 	"github.com/cshell/cshell/policy"
 )
@@ -15,7 +17,7 @@ import (
 // has no cgroup to do it (and its process bound, which the kernel holds
 // too): it samples every process under the container's init, from this
 // side, and ends the whole shell when a bound is passed. It looks every
-// 50 ms, every 10 ms once the shell uses half of a bound.
+// 100 ms, every 10 ms once the shell uses half of a bound.
 type watchdog struct {
 	limits policy.Limits
 	root   int // the container's init, as this machine sees it
@@ -35,8 +37,9 @@ func startWatchdog(sh container.Shell, l policy.Limits) *watchdog {
 
 func (w *watchdog) run() {
 	defer close(w.done)
-	pause := 50 * time.Millisecond
-	t := time.NewTimer(0)
+	var s sampler
+	pause := 100 * time.Millisecond
+	t := time.NewTimer(pause)
 	defer t.Stop()
 	for {
 		select {
@@ -44,7 +47,7 @@ func (w *watchdog) run() {
 			return
 		case <-t.C:
 		}
-		mem, tasks, ok := sample(w.root)
+		mem, tasks, ok := s.sample(w.root)
 		if !ok {
 			return // the init is gone: the shell ended
 		}
@@ -62,7 +65,7 @@ func (w *watchdog) run() {
 			_ = w.kill()
 			return
 		}
-		pause = 50 * time.Millisecond
+		pause = 100 * time.Millisecond
 		if (w.limits.Memory > 0 && mem > w.limits.Memory/2) || (w.limits.Pids > 0 && tasks > w.limits.Pids/2) {
 			pause = 10 * time.Millisecond
 		}
@@ -88,22 +91,46 @@ func (w *watchdog) Stop() {
 
 var pageSize = int64(os.Getpagesize())
 
+// sampler reads /proc with one buffer, so that a sample allocates little.
+type sampler struct {
+	buf   [4096]byte
+	queue []int
+	seen  map[int]bool
+}
+
+// read reads a small /proc file into the buffer.
+func (s *sampler) read(path string) ([]byte, bool) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer unix.Close(fd)
+	n, err := unix.Read(fd, s.buf[:])
+	if err != nil || n < 0 {
+		return nil, false
+	}
+	return s.buf[:n], true
+}
+
 // sample adds up the anonymous resident memory (statm: resident less
 // shared) and the tasks (threads) of root and every process below it,
 // following each task's children; false once root is gone.
-func sample(root int) (mem int64, tasks int, ok bool) {
-	queue := []int{root}
-	seen := map[int]bool{}
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = queue[1:]
-		if seen[pid] {
+func (s *sampler) sample(root int) (mem int64, tasks int, ok bool) {
+	s.queue = append(s.queue[:0], root)
+	if s.seen == nil {
+		s.seen = map[int]bool{}
+	}
+	clear(s.seen)
+	for len(s.queue) > 0 {
+		pid := s.queue[0]
+		s.queue = s.queue[1:]
+		if s.seen[pid] {
 			continue
 		}
-		seen[pid] = true
+		s.seen[pid] = true
 		dir := "/proc/" + strconv.Itoa(pid)
-		statm, err := os.ReadFile(dir + "/statm")
-		if err != nil {
+		statm, ok := s.read(dir + "/statm")
+		if !ok {
 			if pid == root {
 				return 0, 0, false
 			}
@@ -117,13 +144,13 @@ func sample(root int) (mem int64, tasks int, ok bool) {
 		ts, _ := os.ReadDir(dir + "/task")
 		tasks += len(ts)
 		for _, t := range ts {
-			b, err := os.ReadFile(dir + "/task/" + t.Name() + "/children")
-			if err != nil {
+			b, ok := s.read(dir + "/task/" + t.Name() + "/children")
+			if !ok {
 				continue
 			}
 			for _, c := range bytes.Fields(b) {
 				if n, err := strconv.Atoi(string(c)); err == nil {
-					queue = append(queue, n)
+					s.queue = append(s.queue, n)
 				}
 			}
 		}
