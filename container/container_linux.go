@@ -103,7 +103,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	p := &libcontainer.Process{
 		Args:            pid1Args(checks, s.AllowUserNamespaces, shellArgs(hostLookPath, s.Command)),
 		Env:             s.Env,
-		Cwd:             s.FS.Workdir,
+		Cwd:             s.FS.Start,
 		NoNewPrivileges: &nnp,
 		Capabilities:    &configs.Capabilities{},
 		Init:            true,
@@ -272,7 +272,7 @@ func (r *containerRunner) spec(s *Spec) (*specs.Spec, []mountCheck, error) {
 			Terminal:        s.Terminal,
 			Args:            []string{initPath},
 			Env:             s.Env,
-			Cwd:             s.FS.Workdir,
+			Cwd:             s.FS.Start,
 			NoNewPrivileges: true,
 			Capabilities:    noCaps,
 		},

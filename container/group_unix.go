@@ -29,7 +29,7 @@ func (processRunner) Isolation() Isolation { return Process }
 func (processRunner) Start(s *Spec) (Shell, error) {
 	argv := shellArgs(exec.LookPath, s.Command)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = s.FS.Workdir
+	cmd.Dir = s.FS.Start
 	token := s.Token
 	if token == "" {
 		token = newToken()

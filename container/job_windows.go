@@ -38,7 +38,7 @@ func (processRunner) Start(s *Spec) (Shell, error) {
 		argv = []string{"cmd.exe", "/c", s.Command}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = s.FS.Workdir
+	cmd.Dir = s.FS.Start
 	cmd.Env = s.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.Stdin, s.Stdout, s.Stderr
 	if err := cmd.Start(); err != nil {

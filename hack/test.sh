@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it, on a fresh Debian 12 machine:
 #   hack/test.sh --setup-host      (as root)
-# It installs the Debian packages the tests use, creates the unprivileged
+# It installs the Debian packages the tests use (Node.js and npm when
+# missing), the npm MCP SDK client of the serve tests (npm ci, from
+# cmd/cshell/testdata/mcpclient's lock file), creates the unprivileged
 # user cshelltest when missing, then runs: gofmt, go vet for linux, darwin
 # and windows, cross-builds, unit tests with -race, and the end-to-end
 # tests twice: as root, and as cshelltest (rootless).
@@ -27,6 +29,11 @@ need=()
 for pkg in procps python3 util-linux passwd gcc curl iproute2; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
+# Node.js and npm run the npm MCP SDK client of the serve tests; this
+# machine's image may have them from elsewhere (NodeSource), so Debian's
+# are installed only when they are missing.
+command -v node >/dev/null || need+=(nodejs)
+command -v npm >/dev/null || need+=(npm)
 if [ ${#need[@]} -gt 0 ]; then
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
@@ -52,6 +59,13 @@ cleanup() {
 	done
 }
 trap cleanup EXIT
+
+step "the npm MCP SDK client of the serve tests (cmd/cshell/testdata/mcpclient)"
+mkdir "$work/mcpclient"
+cp cmd/cshell/testdata/mcpclient/{client.mjs,package.json,package-lock.json} "$work/mcpclient/"
+(cd "$work/mcpclient" && npm ci --no-audit --no-fund --loglevel=error)
+export CSHELL_MCP_CLIENT="$work/mcpclient/client.mjs"
+node --version
 
 step "gofmt and go vet (linux, darwin, windows)"
 bad=$(gofmt -l .)
@@ -85,7 +99,7 @@ CSHELL_BIN="$work/cshell-race" go test -tags e2e -count=1 -v ./cmd/cshell | tee 
 step "end-to-end tests as $TEST_USER (rootless)"
 go build -o "$work/cshell" ./cmd/cshell
 go test -c -tags e2e -o "$work/e2e.test" ./cmd/cshell
-su "$TEST_USER" -s /bin/sh -c "cd ~ && CSHELL_BIN='$work/cshell' '$work/e2e.test' -test.count=1 -test.v" | tee "$work/rootless.log"
+su "$TEST_USER" -s /bin/sh -c "cd ~ && CSHELL_BIN='$work/cshell' CSHELL_MCP_CLIENT='$CSHELL_MCP_CLIENT' '$work/e2e.test' -test.count=1 -test.v" | tee "$work/rootless.log"
 
 step "summary"
 passed=$(cat "$work/root.log" "$work/rootless.log" | grep -c -- '--- PASS' || true)

@@ -47,10 +47,13 @@ type FilesystemRequest struct {
 	PasswdHome string // the home the passwd database names, when it differs
 	Cwd        string // where cshell was started
 	Workdir    string // -w; empty means Cwd
-	RW         []string
-	RO         []string
-	Hide       []string
-	Config     *Config // may be nil
+	// Start is where the command starts: the working directory (empty)
+	// or a directory inside it, absolute or relative to it.
+	Start  string
+	RW     []string
+	RO     []string
+	Hide   []string
+	Config *Config // may be nil
 	// Private are cshell's own directories (its state dirs): hidden in
 	// every shell, since they hold the other shells' logs and the sockets
 	// that stop them. The working directory and writable paths may not be
@@ -67,7 +70,8 @@ type FilesystemRequest struct {
 // cleaned paths with symlinks resolved. Everything not listed is the host's
 // filesystem, read-only.
 type Filesystem struct {
-	Workdir string   // writable; the command starts here
+	Workdir string   // writable
+	Start   string   // where the command starts: Workdir or a directory inside it
 	Write   []string // more writable paths
 	Read    []string // read-only paths (inside writable ones, or in private /tmp)
 	Hide    []string // unreadable; existing paths
@@ -107,6 +111,9 @@ func NewFilesystem(r FilesystemRequest) (Filesystem, error) {
 		return fsys, pathErr("working directory %s is not a directory", wd)
 	}
 	fsys.Workdir = wd
+	if fsys.Start, err = StartDir(wd, r.Start); err != nil {
+		return fsys, err
+	}
 
 	for _, p := range r.RW {
 		rp, err := resolveOwn(p, r.Home, r.Cwd, "--rw", "--rw")
@@ -397,6 +404,41 @@ type kindError struct{ kind, err error }
 
 func (e *kindError) Error() string   { return e.err.Error() }
 func (e *kindError) Unwrap() []error { return []error{e.kind, e.err} }
+
+// StartDir resolves where the command starts, inside the working
+// directory wd (resolved, as Filesystem.Workdir is); "" is wd itself. The way there is checked without following a symbolic
+// link: a shell can write everything below wd.
+func StartDir(wd, start string) (string, error) {
+	if start == "" {
+		return wd, nil
+	}
+	p := start
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(wd, p)
+	}
+	p = filepath.Clean(p)
+	rel, err := filepath.Rel(wd, p)
+	if err != nil || !filepath.IsLocal(rel) && rel != "." {
+		return "", pathErr("%s is outside the working directory %s: give a directory inside it", start, wd)
+	}
+	cur := wd
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		if part == "." {
+			continue
+		}
+		cur = filepath.Join(cur, part)
+		st, err := os.Lstat(cur)
+		switch {
+		case err != nil:
+			return "", pathErr("%s: %s does not exist", start, cur)
+		case st.Mode()&fs.ModeSymlink != 0:
+			return "", linkedErr("%s: %s is a symbolic link inside the working directory, which a shell could have planted; give the directory it leads to", start, cur)
+		case !st.IsDir():
+			return "", pathErr("%s: %s is not a directory", start, cur)
+		}
+	}
+	return p, nil
+}
 
 func pathErr(format string, a ...any) error {
 	return &kindError{ErrPath, fmt.Errorf(format, a...)}

@@ -301,6 +301,39 @@ func TestNewFilesystem(t *testing.T) {
 			},
 			wantErr: true,
 		},
+		{
+			name: "start inside the working directory, relative or absolute",
+			req:  func(f fsFixture, r *FilesystemRequest) { r.Start = "src/" },
+			want: func(f fsFixture) Filesystem {
+				return Filesystem{Workdir: f.cwd, Start: filepath.Join(f.cwd, "src"), Hide: f.defaultHide()}
+			},
+		},
+		{
+			name: "start at the working directory itself",
+			req:  func(f fsFixture, r *FilesystemRequest) { r.Start = f.cwd },
+			want: func(f fsFixture) Filesystem { return Filesystem{Workdir: f.cwd, Hide: f.defaultHide()} },
+		},
+		{
+			name:    "start outside the working directory",
+			req:     func(f fsFixture, r *FilesystemRequest) { r.Start = "../home" },
+			wantErr: true,
+		},
+		{
+			name:    "start through a link inside the working directory",
+			req:     func(f fsFixture, r *FilesystemRequest) { r.Start = "link" },
+			wantErr: true,
+			errIs:   ErrLinkedPath,
+		},
+		{
+			name:    "start at a file",
+			req:     func(f fsFixture, r *FilesystemRequest) { r.Start = "file.txt" },
+			wantErr: true,
+		},
+		{
+			name:    "start at nothing",
+			req:     func(f fsFixture, r *FilesystemRequest) { r.Start = "src/nope" },
+			wantErr: true,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -322,6 +355,9 @@ func TestNewFilesystem(t *testing.T) {
 				fatalf("NewFilesystem: %v", err)
 			}
 			want := tt.want(f)
+			if want.Start == "" {
+				want.Start = want.Workdir
+			}
 			if want.Missing == nil {
 				got.Missing = nil // TestMissingHiddenPaths checks them
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -22,6 +23,7 @@ type Notice struct {
 	Status         string    `json:"status"`
 	StatusLine     string    `json:"status_line"`
 	ExitCode       *int      `json:"exit_code"`
+	Signal         string    `json:"signal,omitempty"` // the signal that ended it, if one did
 	RuntimeSeconds float64   `json:"runtime_seconds"`
 	EndedAt        time.Time `json:"ended_at"`
 	LastLines      []string  `json:"last_lines"`
@@ -39,9 +41,11 @@ const (
 	maxNoticeLine  = 64 << 10 // longer lines in notices.jsonl were not written by cshell
 )
 
-func (m *Manager) appendNotice(meta *Meta, level string) error {
+// noticeFor makes the notice of a shell's end, from its record and the
+// end of its log.
+func (m *Manager) noticeFor(meta *Meta, level string) Notice {
 	n := Notice{ID: meta.ID, Name: meta.Name, Session: meta.Session, Command: cutLine(meta.Command, noticeLineMax),
-		Status: meta.Status, StatusLine: meta.StatusLine, ExitCode: meta.ExitCode,
+		Status: meta.Status, StatusLine: meta.StatusLine, ExitCode: meta.ExitCode, Signal: meta.Signal,
 		RuntimeSeconds: meta.RuntimeSeconds, Level: level}
 	if meta.EndedAt != nil {
 		n.EndedAt = *meta.EndedAt
@@ -56,7 +60,24 @@ func (m *Manager) appendNotice(meta *Meta, level string) error {
 	for i, l := range n.LastLines {
 		n.LastLines[i] = cutLine(l, noticeLineMax)
 	}
-	b, err := json.Marshal(n)
+	return n
+}
+
+// EndNotice returns the notice of a finished shell's end, however it
+// ended (whether or not one was sent), with its record.
+func (m *Manager) EndNotice(ref string) (Notice, *Meta, error) {
+	meta, err := m.Find(ref)
+	if err != nil {
+		return Notice{}, nil, err
+	}
+	if !meta.Finished() {
+		return Notice{}, meta, fmt.Errorf("shell %s is still %s", meta.ID, meta.StatusLine)
+	}
+	return m.noticeFor(meta, ""), meta, nil
+}
+
+func (m *Manager) appendNotice(meta *Meta, level string) error {
+	b, err := json.Marshal(m.noticeFor(meta, level))
 	if err != nil {
 		return err
 	}

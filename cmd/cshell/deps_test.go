@@ -16,11 +16,12 @@ import (
 // leaves; a package missing here fails the test, so a new one must say
 // where it stands.
 var layers = map[string][]string{
-	"cmd/cshell":           {"mcpserver", "shells", "sandbox", "container", "netrelay", "policy", "internal/safefs"},
-	"mcpserver":            {"shells", "sandbox", "container", "netrelay", "policy", "internal/safefs"},
+	"cmd/cshell":           {"mcpserver", "mcptasks", "shells", "sandbox", "container", "netrelay", "policy", "internal/safefs"},
+	"mcpserver":            {"mcptasks", "shells", "sandbox", "container", "netrelay", "policy", "internal/safefs"},
 	"shells":               {"sandbox", "container", "netrelay", "policy", "internal/safefs"},
 	"sandbox":              {"container", "netrelay", "policy", "internal/safefs"},
 	"container":            {"policy", "internal/safefs"},
+	"mcptasks":             {},
 	"netrelay":             {},
 	"policy":               {"internal/safefs"},
 	"internal/safefs":      {},

@@ -15,42 +15,83 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // mcpClient drives `cshell serve` over stdio with the Go SDK's client.
 type mcpClient struct {
-	t       *testing.T
-	cs      *mcp.ClientSession
-	cmd     *exec.Cmd
-	notices chan string
-	state   string
+	t        *testing.T
+	cs       *mcp.ClientSession
+	cmd      *exec.Cmd
+	notices  chan string
+	progress chan *mcp.ProgressNotificationParams
+	state    string
+	dir      string // the server's working directory, symlinks resolved
 }
 
+// startServe starts a server and connects with the Go SDK's newest
+// protocol (2026-07-28: server/discover and per-request _meta).
 func startServe(t *testing.T, cfg string, extra ...string) *mcpClient {
+	return startServeVersion(t, "", cfg, extra...)
+}
+
+// startServeVersion connects with a protocol version of the client's
+// choosing ("" for its newest); versions before 2026-07-28 open with
+// initialize.
+func startServeVersion(t *testing.T, version, cfg string, extra ...string) *mcpClient {
 	t.Helper()
-	c := &mcpClient{t: t, notices: make(chan string, 16), state: t.TempDir()}
+	c := &mcpClient{t: t, notices: make(chan string, 16), progress: make(chan *mcp.ProgressNotificationParams, 64), state: t.TempDir()}
 	args := []string{"--state-dir", c.state}
 	if cfg != "" {
 		args = append(args, "--config", cfg)
 	}
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.dir = dir
 	c.cmd = exec.Command(cshellBin, append(append(args, "serve"), extra...)...)
-	c.cmd.Dir = t.TempDir()
+	c.cmd.Dir = c.dir
 	c.cmd.Stderr = os.Stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "cshell-e2e", Version: "1"}, &mcp.ClientOptions{
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 			c.notices <- fmt.Sprint(r.Params.Data)
 		},
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			c.progress <- r.Params
+		},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: c.cmd}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: c.cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect to cshell serve: %v", err)
 	}
 	c.cs = cs
-	t.Cleanup(func() { cs.Close() })
+	t.Cleanup(func() { cs.Close(); waitSupervisors(t, c.state) })
 	return c
+}
+
+// waitSupervisors waits until the supervisors of a state dir's shells
+// have gone (a server's end ends them), so that the dir can be removed.
+func waitSupervisors(t *testing.T, state string) {
+	t.Helper()
+	metas, _ := filepath.Glob(filepath.Join(state, "shells", "*", "meta.json"))
+	for _, f := range metas {
+		var m struct {
+			Supervisor int `json:"supervisor_pid"`
+		}
+		b, _ := os.ReadFile(f)
+		if json.Unmarshal(b, &m) != nil || m.Supervisor <= 0 {
+			continue
+		}
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(fmt.Sprintf("/proc/%d", m.Supervisor)); err != nil {
+				break
+			}
+		}
+	}
 }
 
 // call calls a tool and returns its text and whether it is a tool error.
@@ -71,8 +112,20 @@ func (c *mcpClient) call(name string, args map[string]any) (string, bool) {
 	return text.String(), r.IsError
 }
 
+// TestServeTools plays the tools with the Go SDK's client, once in each
+// protocol generation: 2026-07-28 (server/discover, per-request _meta)
+// and 2025-06-18 (initialize).
 func TestServeTools(t *testing.T) {
-	c := startServe(t, "")
+	for _, version := range []string{"2026-07-28", "2025-06-18"} {
+		t.Run(version, func(t *testing.T) { testServeTools(t, version) })
+	}
+}
+
+func testServeTools(t *testing.T, version string) {
+	c := startServeVersion(t, version, "")
+	if got := c.cs.InitializeResult().ProtocolVersion; got != version {
+		t.Fatalf("negotiated protocol %s, want %s", got, version)
+	}
 	ctx := context.Background()
 	tools, err := c.cs.ListTools(ctx, nil)
 	if err != nil {
@@ -82,10 +135,28 @@ func TestServeTools(t *testing.T) {
 	for _, tool := range tools.Tools {
 		b, _ := json.Marshal(tool.InputSchema)
 		schemas[tool.Name] = string(b)
+		a := tool.Annotations
+		if a == nil || tool.Title == "" {
+			t.Errorf("tool %s: no title or annotations", tool.Name)
+			continue
+		}
+		readOnly := tool.Name == "bash_output" || tool.Name == "list_shells"
+		destructive := a.DestructiveHint == nil || *a.DestructiveHint // the protocol's default is true
+		if a.ReadOnlyHint != readOnly || (tool.Name == "kill_shell" && !destructive) {
+			t.Errorf("tool %s: annotations %+v", tool.Name, a)
+		}
+		if (tool.OutputSchema != nil) != readOnly {
+			t.Errorf("tool %s: output schema %v", tool.Name, tool.OutputSchema)
+		}
 	}
 	for name, field := range map[string]string{"bash": "run_in_background", "bash_output": "wait_seconds", "kill_shell": "grace_seconds", "list_shells": "object"} {
 		if !strings.Contains(schemas[name], field) {
 			t.Errorf("tool %s: schema %q lacks %q", name, schemas[name], field)
+		}
+	}
+	for _, field := range []string{"ready", "ready_log", "ready_timeout", "cwd", "name"} {
+		if !strings.Contains(schemas["bash"], `"`+field+`"`) {
+			t.Errorf("bash: schema lacks %q", field)
 		}
 	}
 
@@ -123,6 +194,22 @@ func TestServeTools(t *testing.T) {
 		!strings.HasPrefix(fmt.Sprint(list[0]["session"]), "mcp-") || list[0]["description"] != "waits" {
 		t.Errorf("list_shells: %q", text)
 	}
+	// The two read-only tools answer with structured content too, which
+	// fits the output schema they list.
+	outSchemas := map[string]any{}
+	for _, tool := range tools.Tools {
+		outSchemas[tool.Name] = tool.OutputSchema
+	}
+	for name, args := range map[string]map[string]any{"list_shells": {}, "bash_output": {"bash_id": "1"}} {
+		r, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil || r.IsError {
+			t.Fatalf("%s: %v %v", name, err, r)
+		}
+		checkSchema(t, name, outSchemas[name], r.StructuredContent)
+		if b, _ := json.Marshal(r.StructuredContent); !strings.Contains(string(b), `"id":"1"`) {
+			t.Errorf("%s: structured content %s", name, b)
+		}
+	}
 	text, isErr = c.call("kill_shell", map[string]any{"shell_id": "1", "grace_seconds": 1})
 	if isErr || text != "killed 1: sleep 1; echo the-expected-line; sleep 300" {
 		t.Errorf("kill_shell: %q", text)
@@ -148,6 +235,33 @@ func TestServeTools(t *testing.T) {
 		if !isErr || !strings.Contains(text, tc.want) {
 			t.Errorf("%s %v: %q (error %v), want a tool error saying %q", tc.tool, tc.args, text, isErr, tc.want)
 		}
+	}
+}
+
+// checkSchema validates a tool's structured content against the output
+// schema it listed, with the JSON Schema library the Go SDK uses.
+func checkSchema(t *testing.T, tool string, schema, value any) {
+	t.Helper()
+	b, err := json.Marshal(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatalf("%s: output schema: %v", tool, err)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatalf("%s: output schema: %v", tool, err)
+	}
+	vb, _ := json.Marshal(value)
+	var v any
+	_ = json.Unmarshal(vb, &v)
+	if v == nil {
+		t.Fatalf("%s: no structured content", tool)
+	}
+	if err := rs.Validate(v); err != nil {
+		t.Errorf("%s: structured content %s does not fit its schema: %v", tool, vb, err)
 	}
 }
 

@@ -22,6 +22,10 @@ func newServeCmd(g *globals) *cobra.Command {
 bash_output, kill_shell and list_shells. The policy flags apply to every
 tool call. The server's shells form a session of their own: when the server
 ends (stdin closed, a signal, or killed), every shell it started ends too.
+A background shell that ends by itself is told to the model: as the end of
+its task for clients that take MCP tasks (2025-11-25's, or 2026-07-28's
+extension), else appended to the next tool result (shells.notify in the
+configuration: wake, note or none).
 
 Register it with an agent host, for example:
   {"mcpServers": {"cshell": {"command": "cshell", "args": ["serve", "--allow-host", "registry.npmjs.org"]}}}`,

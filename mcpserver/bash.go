@@ -1,0 +1,329 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cshell/cshell/mcptasks"
+	"github.com/cshell/cshell/netrelay"
+	"github.com/cshell/cshell/policy"
+	"github.com/cshell/cshell/shells"
+)
+
+// maxToolOutput bounds what a foreground bash call returns.
+const maxToolOutput = 30000
+
+// defaultToolTimeout bounds a foreground bash call that names no timeout:
+// a tool call must come back.
+const defaultToolTimeout = 120 * time.Second
+
+// Bounds of ready_timeout, in seconds.
+const (
+	defaultReadyTimeout = 60
+	maxReadyTimeout     = 600
+)
+
+// progressEvery is how often a foreground call with a progress token
+// says how it goes.
+const progressEvery = time.Second
+
+// BashArgs are the bash tool's arguments.
+type BashArgs struct {
+	Command         string   `json:"command" jsonschema:"the shell command line, run with bash -c in a sandbox: the working directory is writable, the rest of the filesystem read-only, secrets hidden, network only to allowed hosts"`
+	Timeout         float64  `json:"timeout,omitempty" jsonschema:"seconds before the command is stopped (TERM, then KILL); foreground default 120, background none"`
+	RunInBackground bool     `json:"run_in_background,omitempty" jsonschema:"start a long-running command (dev server, watcher, long build) and return its shell id at once; read its output with bash_output and stop it with kill_shell when done"`
+	Expose          []string `json:"expose,omitempty" jsonschema:"ports of the command's server to reach from this machine: PORT or HOST:PORT (background only)"`
+	Ready           bool     `json:"ready,omitempty" jsonschema:"background only: answer once every exposed port accepts a connection inside the shell"`
+	ReadyLog        string   `json:"ready_log,omitempty" jsonschema:"background only: answer once a line of output matches this regular expression (RE2)"`
+	ReadyTimeout    float64  `json:"ready_timeout,omitempty" jsonschema:"seconds to wait for ready or ready_log (default 60, at most 600); the shell keeps running after"`
+	Cwd             string   `json:"cwd,omitempty" jsonschema:"directory to run in: inside the server's working directory, absolute or relative to it (default: the working directory itself)"`
+	Name            string   `json:"name,omitempty" jsonschema:"background only: a name to use instead of the shell id"`
+	Description     string   `json:"description,omitempty" jsonschema:"a few words on what the command does, shown in list_shells"`
+}
+
+func (s *server) bash(ctx context.Context, req *mcp.CallToolRequest, a BashArgs) (*mcp.CallToolResult, any, error) {
+	if strings.TrimSpace(a.Command) == "" {
+		return toolError(fmt.Errorf("command is empty: give the shell command line to run"))
+	}
+	if a.Timeout < 0 || a.Timeout > 24*3600 {
+		return toolError(fmt.Errorf("timeout %v: give seconds from 0 to 86400", a.Timeout))
+	}
+	o := s.o.Run
+	o.Command = []string{a.Command}
+	o.Timeout = time.Duration(a.Timeout * float64(time.Second))
+	o.Session = s.session
+	o.Words = words
+	if a.Cwd != "" {
+		start, err := policy.StartDir(s.workdir, a.Cwd)
+		if err != nil {
+			return toolError(fmt.Errorf("cwd %q: %w", a.Cwd, err))
+		}
+		o.FS.Start = start
+	}
+	if !a.RunInBackground {
+		if len(a.Expose) > 0 || a.Ready || a.ReadyLog != "" || a.Name != "" {
+			return toolError(fmt.Errorf("expose, ready, ready_log and name are for background shells: set run_in_background"))
+		}
+		if mcptasks.Asked(req) { // a 2025-11-25 client asked for a task: it gets one
+			return s.foregroundTask(req, o)
+		}
+		res := s.foreground(ctx, req, o)
+		return res, nil, nil
+	}
+	ready, err := readyOptions(a)
+	if err != nil {
+		return toolError(err)
+	}
+	o.Expose = a.Expose
+	st, err := s.m.Start(shells.StartOptions{RunOptions: o, OwnerPid: os.Getpid(), Name: a.Name, Description: a.Description})
+	if err != nil {
+		return toolError(err)
+	}
+	meta := st.Meta
+	tell := s.delivery(req)
+	s.mu.Lock()
+	s.mine[meta.ID] = tell
+	s.mu.Unlock()
+	if meta.Finished() { // ended at once: the answer is its end
+		return s.result(fmt.Sprintf("shell %s %s\n%s", meta.ID, meta.StatusLine, st.Output)), nil, nil
+	}
+	text := startedText(meta)
+	if ready != nil {
+		start := time.Now()
+		rm, err := s.m.WaitReady(ctx, meta.ID, *ready)
+		switch {
+		case errors.Is(err, shells.ErrEnded):
+			meta, out := s.m.Ended(rm.ID)
+			return s.result(fmt.Sprintf("shell %s %s before it was ready\n%s", meta.ID, meta.StatusLine, out)), nil, nil
+		case err != nil:
+			// Not ready in time (or asked to stop waiting): the shell runs
+			// on, and its end is told as a note.
+			s.mu.Lock()
+			s.mine[meta.ID] = s.noteOrNone()
+			s.mu.Unlock()
+			r := s.result(text + "\n" + err.Error())
+			r.IsError = true
+			return r, nil, nil
+		}
+		text += fmt.Sprintf("\nready after %.1fs", time.Since(start).Seconds())
+	}
+	text += fmt.Sprintf("\nread its output with bash_output {\"bash_id\": %q}; stop it with kill_shell when done", meta.ID)
+	if tell == byTask {
+		r, err := s.tasks.Start(req, taskPrefix+meta.ID, s.describeShell(meta), text)
+		if err != nil {
+			return toolError(err)
+		}
+		return r, nil, nil
+	}
+	return s.result(text), nil, nil
+}
+
+// startedText is the first lines of a background shell's answer.
+func startedText(meta *shells.Meta) string {
+	text := fmt.Sprintf("started shell %s\n", meta.ID)
+	if meta.Name != "" {
+		text += fmt.Sprintf("name: %s\n", meta.Name)
+	}
+	text += fmt.Sprintf("log: %s", meta.Log)
+	for _, e := range meta.Exposed {
+		text += fmt.Sprintf("\nexposed: %s -> %d", e.Listen, e.Port)
+	}
+	return text
+}
+
+// readyOptions checks ready, ready_log and ready_timeout.
+func readyOptions(a BashArgs) (*shells.ReadyOptions, error) {
+	if a.ReadyTimeout < 0 || a.ReadyTimeout > maxReadyTimeout {
+		return nil, fmt.Errorf("ready_timeout %v: give seconds from 0 to %d", a.ReadyTimeout, maxReadyTimeout)
+	}
+	if !a.Ready && a.ReadyLog == "" {
+		if a.ReadyTimeout != 0 {
+			return nil, fmt.Errorf("ready_timeout bounds ready and ready_log: set one of them")
+		}
+		return nil, nil
+	}
+	secs := a.ReadyTimeout
+	if secs == 0 {
+		secs = defaultReadyTimeout
+	}
+	r := &shells.ReadyOptions{Timeout: time.Duration(secs * float64(time.Second)), Words: words}
+	if a.Ready {
+		if len(a.Expose) == 0 {
+			return nil, fmt.Errorf("ready waits for exposed ports: add expose, or use ready_log")
+		}
+		for _, e := range a.Expose {
+			ap, err := netrelay.ParseExpose(e)
+			if err != nil {
+				return nil, fmt.Errorf("expose %q: %w", e, err)
+			}
+			r.Ports = append(r.Ports, int(ap.Port()))
+		}
+	}
+	if a.ReadyLog != "" {
+		re, err := regexp.Compile(a.ReadyLog)
+		if err != nil {
+			return nil, fmt.Errorf("ready_log %q is not a valid regular expression (RE2): %w", a.ReadyLog, err)
+		}
+		r.Log = re
+	}
+	return r, nil
+}
+
+// foreground runs a command to its end and returns its output and code;
+// with a progress token it says how it goes meanwhile.
+func (s *server) foreground(ctx context.Context, req *mcp.CallToolRequest, o shells.RunOptions) *mcp.CallToolResult {
+	if o.Timeout == 0 {
+		o.Timeout = defaultToolTimeout
+	}
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		r, _, _ := toolError(err)
+		return r
+	}
+	defer devnull.Close()
+	out := &tailBuffer{max: maxToolOutput}
+	o.Stdin, o.Stdout, o.Stderr = devnull, out, out
+	if req != nil && req.Session != nil {
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			stop := progress(ctx, req.Session, tok, out)
+			defer stop()
+		}
+	}
+	code, err := shells.Run(ctx, o)
+	if err != nil {
+		r, _, _ := toolError(err)
+		return r
+	}
+	text := shells.Visible(out.String(), false)
+	if out.cut > 0 {
+		text = fmt.Sprintf("[%d characters cut from the start; the last %d follow]\n", out.cut, maxToolOutput) + text
+	}
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	text += fmt.Sprintf("exit code %d", code)
+	return s.result(text)
+}
+
+// foregroundTask runs a foreground call as a task: a 2025-11-25 client
+// that asks for one on every call of a tool that takes tasks (the npm
+// SDK's callToolStream does) waits for the output by polling.
+func (s *server) foregroundTask(req *mcp.CallToolRequest, o shells.RunOptions) (*mcp.CallToolResult, any, error) {
+	ctx, cancel := context.WithCancel(s.ctx)
+	s.mu.Lock()
+	s.nCalls++
+	id := fmt.Sprintf("call-%d", s.nCalls)
+	s.calls[id] = cancel
+	s.mu.Unlock()
+	r, err := s.tasks.Start(req, id, "running in the foreground", "")
+	if err != nil {
+		cancel()
+		return toolError(err)
+	}
+	go func() {
+		defer cancel()
+		res := s.foreground(ctx, nil, o)
+		summary := "ended"
+		if len(res.Content) > 0 {
+			if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+				summary = tc.Text[strings.LastIndex(tc.Text, "\n")+1:] // exit code N, or the error
+			}
+		}
+		s.tasks.Complete(id, res, summary)
+		s.mu.Lock()
+		delete(s.calls, id)
+		s.mu.Unlock()
+	}()
+	return r, nil, nil
+}
+
+// progress sends a progress notification every progressEvery: the time
+// so far and the last line of output. The stop it returns waits for the
+// last one, so that none follows the answer.
+func progress(ctx context.Context, ss *mcp.ServerSession, tok any, out *tailBuffer) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		start := time.Now()
+		t := time.NewTicker(progressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			el := time.Since(start).Round(time.Second)
+			msg := fmt.Sprintf("running for %s", el)
+			if l := out.lastLine(); l != "" {
+				msg += ": " + l
+			}
+			_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: el.Seconds(), Message: msg})
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// tailBuffer keeps the last max bytes written and counts what it dropped.
+// Safe for the two writers (stdout and stderr) a run may have.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf bytes.Buffer
+	cut int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf.Write(p)
+	if over := t.buf.Len() - t.max; over > 0 {
+		t.cut += over
+		t.buf.Next(over)
+		rest := append([]byte(nil), t.buf.Bytes()...)
+		t.buf.Reset()
+		t.buf.Write(rest)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.buf.String()
+}
+
+// maxProgressLine bounds the line a progress notification quotes.
+const maxProgressLine = 200
+
+// lastLine is the last line of output that has something on it, made
+// visible, its end kept when it is long.
+func (t *tailBuffer) lastLine() string {
+	t.mu.Lock()
+	b := bytes.TrimRight(t.buf.Bytes(), "\r\n\t ")
+	if i := bytes.LastIndexAny(b, "\r\n"); i >= 0 {
+		b = b[i+1:]
+	}
+	l := string(b)
+	t.mu.Unlock()
+	l = strings.TrimSpace(shells.Visible(l, false))
+	if utf8.RuneCountInString(l) > maxProgressLine {
+		r := []rune(l)
+		l = "…" + string(r[len(r)-maxProgressLine:])
+	}
+	return l
+}

@@ -1,0 +1,131 @@
+package mcpserver
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cshell/cshell/shells"
+)
+
+// OutputArgs are the bash_output tool's arguments.
+type OutputArgs struct {
+	BashID      string  `json:"bash_id" jsonschema:"the shell id (or name, or the id of its task) that bash returned"`
+	Filter      string  `json:"filter,omitempty" jsonschema:"keep only lines matching this regular expression (RE2)"`
+	WaitSeconds float64 `json:"wait_seconds,omitempty" jsonschema:"wait up to this many seconds (at most 60) for new output or the end of the shell"`
+	FromByte    *int64  `json:"from_byte,omitempty" jsonschema:"read from this byte of the log instead of the last read position"`
+}
+
+// KillArgs are the kill_shell tool's arguments.
+type KillArgs struct {
+	ShellID      string   `json:"shell_id" jsonschema:"the shell id (or name, or the id of its task) to stop"`
+	Signal       string   `json:"signal,omitempty" jsonschema:"TERM (default), INT, HUP or KILL"`
+	GraceSeconds *float64 `json:"grace_seconds,omitempty" jsonschema:"seconds before everything left is killed (default 10; 0 kills at once)"`
+}
+
+// ListArgs are the list_shells tool's (no) arguments.
+type ListArgs struct{}
+
+// ShellList is list_shells' structured answer: the ps --json records.
+type ShellList struct {
+	Shells []*shells.Meta `json:"shells"`
+}
+
+// The output schemas, made once from the types the answers are made of.
+var (
+	outputSchema = mustSchema[shells.OutputResult]()
+	listSchema   = mustSchema[ShellList]()
+)
+
+func mustSchema[T any]() *jsonschema.Schema {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: the output schema of %T: %v", *new(T), err)) // a programming error, caught by every test
+	}
+	return s
+}
+
+// withData is a result with its structured content; a tool error has
+// none, which the protocol allows whatever the output schema.
+func withData(r *mcp.CallToolResult, data any) *mcp.CallToolResult {
+	r.StructuredContent = data
+	return r
+}
+
+func (s *server) output(ctx context.Context, _ *mcp.CallToolRequest, a OutputArgs) (*mcp.CallToolResult, any, error) {
+	if a.WaitSeconds < 0 || a.WaitSeconds > 60 {
+		return toolError(fmt.Errorf("wait_seconds %v: give 0 to 60", a.WaitSeconds))
+	}
+	o := shells.OutputOptions{Wait: time.Duration(a.WaitSeconds * float64(time.Second)), FromByte: -1, Words: words}
+	if a.Filter != "" {
+		re, err := regexp.Compile(a.Filter)
+		if err != nil {
+			return toolError(fmt.Errorf("filter %q is not a valid regular expression (RE2): %w", a.Filter, err))
+		}
+		o.Filter = re
+	}
+	if a.FromByte != nil {
+		if *a.FromByte < 0 {
+			return toolError(fmt.Errorf("from_byte %d: give a byte offset of 0 or more", *a.FromByte))
+		}
+		o.FromByte = *a.FromByte
+	}
+	meta, err := s.find(a.BashID)
+	if err != nil {
+		return toolError(err)
+	}
+	r, err := s.m.Output(ctx, meta.ID, o)
+	if err != nil {
+		return toolError(err)
+	}
+	return withData(s.result(r.Text()), r), nil, nil
+}
+
+func (s *server) kill(_ context.Context, _ *mcp.CallToolRequest, a KillArgs) (*mcp.CallToolResult, any, error) {
+	sig, err := shells.ParseSignal(cmp.Or(a.Signal, "TERM"))
+	if err != nil {
+		return toolError(err)
+	}
+	grace := shells.DefaultGrace
+	if a.GraceSeconds != nil {
+		if !(*a.GraceSeconds >= 0 && *a.GraceSeconds <= shells.MaxGrace.Seconds()) {
+			return toolError(fmt.Errorf("grace_seconds %v: give 0 to %.0f", *a.GraceSeconds, shells.MaxGrace.Seconds()))
+		}
+		grace = time.Duration(*a.GraceSeconds * float64(time.Second))
+	}
+	meta, err := s.find(a.ShellID)
+	if err != nil {
+		return toolError(err)
+	}
+	r, err := s.m.Kill(meta.ID, sig, grace)
+	if err != nil {
+		return toolError(err)
+	}
+	if r.AlreadyFinished {
+		return s.result(fmt.Sprintf("shell %s already finished: %s", r.Meta.ID, r.Meta.StatusLine)), nil, nil
+	}
+	// Stopped by the model: no notice, and its task (if it has one) is
+	// cancelled, not completed.
+	s.tasks.Cancel(taskPrefix+r.Meta.ID, "stopped with kill_shell: "+r.Meta.StatusLine)
+	return s.result(r.Text()), nil, nil
+}
+
+func (s *server) list(context.Context, *mcp.CallToolRequest, ListArgs) (*mcp.CallToolResult, any, error) {
+	list := ShellList{Shells: []*shells.Meta{}}
+	for _, meta := range s.m.List() {
+		if meta.Session == s.session {
+			list.Shells = append(list.Shells, meta)
+		}
+	}
+	b, err := json.MarshalIndent(list.Shells, "", "  ")
+	if err != nil {
+		return toolError(err)
+	}
+	return withData(s.result(string(b)), list), nil, nil
+}
