@@ -66,6 +66,9 @@ type Spec struct {
 	// should hear of, now "userns unshare" or "userns clone" for the first
 	// user namespace the filter refused.
 	Events *os.File
+	// Resolver names the shell's own resolver (127.0.0.53, served through
+	// Sockets) in its /etc/resolv.conf.
+	Resolver bool
 
 	// Token marks the processes of a process-runner shell (TokenVar);
 	// empty: the runner makes one. Containers need none.

@@ -39,6 +39,7 @@ type containerRunner struct {
 	rootfs    string // empty mount points and the host's top-level symlinks
 	self      string // this binary, bind-mounted as initPath
 	hidden    string // mode 0000 "dir" and "file", bound over hidden paths
+	resolv    string // the resolv.conf that names the shell's own resolver
 }
 
 var _ Runner = (*containerRunner)(nil)
@@ -64,12 +65,16 @@ func newContainerRunner() (Runner, error) {
 		rootfs:    filepath.Join(dir, "rootfs"),
 		self:      self,
 		hidden:    filepath.Join(dir, "hidden"),
+		resolv:    filepath.Join(dir, "resolv.conf"),
 	}
 	if err := prepareRootfs(r.rootfs); err != nil {
 		return nil, fmt.Errorf("%w: prepare the root filesystem in %s: %w", ErrSandbox, r.rootfs, err)
 	}
 	if err := prepareHidden(r.hidden); err != nil {
 		return nil, fmt.Errorf("%w: prepare %s: %w", ErrSandbox, r.hidden, err)
+	}
+	if err := prepareResolvConf(r.resolv); err != nil {
+		return nil, fmt.Errorf("%w: prepare %s: %w", ErrSandbox, r.resolv, err)
 	}
 	collectGarbage(r.stateRoot)
 	return r, nil
@@ -458,8 +463,22 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 		}
 	}
 	sort.SliceStable(extra, func(i, j int) bool { return depth(extra[i].Destination) < depth(extra[j].Destination) })
-	return append(top, extra...), checks, nil
+	mounts := append(top, extra...)
+	resolvWritable := false // in a writable bind, a shell could swap it for a link
+	for _, b := range policy {
+		resolvWritable = resolvWritable || b.writable && underOrSame(resolvConf, b.path)
+	}
+	if s.Resolver && !resolvWritable {
+		// Over the host's file, or where its link leads (inside the
+		// container: /run is its own tmpfs); last, over the /etc bind.
+		mounts = append(mounts, specs.Mount{Destination: resolvConf, Type: "bind", Source: r.resolv,
+			Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
+	}
+	return mounts, checks, nil
 }
+
+// resolvConf is where resolver libraries find their name servers.
+const resolvConf = "/etc/resolv.conf"
 
 func underOrSame(p, root string) bool {
 	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")

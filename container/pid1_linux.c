@@ -30,15 +30,22 @@ static int status_code(int ws)
 }
 
 // The socket factory: fd 3, when it is a unix socket, takes requests of two
-// bytes (family: '4' or '6'; count: 1 to MAX_BATCH) and answers each with
-// one status byte (0, or an errno) carrying that many new, unconnected TCP
-// sockets made here, inside the shell's network namespace. A socket keeps
-// the namespace it was made in, so the supervisor connects, binds and
-// listens with them on the host side (see netrelay). The command starts
-// only at the request "g" (answered with status 0 and no socket), so that
-// listeners inside (the proxy, the session's ports) exist before it runs.
+// bytes (kind: '4' or '6' for TCP over IPv4 or IPv6, 'u' or 'v' for UDP;
+// count: 1 to MAX_BATCH) and answers each with one status byte (0, or an
+// errno) carrying that many new, unconnected sockets made here, inside the
+// shell's network namespace. A socket keeps the namespace it was made in,
+// so the supervisor connects, binds and listens with them on the host
+// side (see netrelay). The command starts only at the request "g"
+// (answered with status 0 and no socket), so that listeners inside (the
+// proxy, the session's ports) exist before it runs; or at "G", which also
+// installs the syscall filter with the egress's calls handed over, and
+// answers with its listener: cshell answers those calls from then on, PID 1
+// none.
 #define FACTORY_FD 3
 #define MAX_BATCH 64
+
+static int allow_userns;
+static int handed_over; // the filter is on, its listener cshell's
 
 static int is_factory(void)
 {
@@ -72,12 +79,20 @@ static int serve_factory(void)
 		return -1;
 	if (got == 2 && req[0] == 'g') {
 		n = 0; // go: answered below; the caller starts the command
-	} else if (got != 2 || (req[0] != '4' && req[0] != '6') || req[1] < 1 || req[1] > MAX_BATCH) {
+	} else if (got == 2 && req[0] == 'G') {
+		int listener = cshell_seccomp(allow_userns, 1);
+		if (listener == -1)
+			status = errno ? errno : EINVAL;
+		else if (listener >= 0)
+			fds[n++] = listener; // sent below, then closed here
+		handed_over = status == 0;
+	} else if (got != 2 || !strchr("46uv", req[0]) || req[0] == 0 || req[1] < 1 || req[1] > MAX_BATCH) {
 		status = EINVAL;
 	} else {
-		family = req[0] == '4' ? AF_INET : AF_INET6;
+		family = req[0] == '4' || req[0] == 'u' ? AF_INET : AF_INET6;
+		int type = req[0] == 'u' || req[0] == 'v' ? SOCK_DGRAM : SOCK_STREAM;
 		for (n = 0; n < req[1]; n++) {
-			fds[n] = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+			fds[n] = socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 			if (fds[n] < 0) {
 				status = errno;
 				break;
@@ -100,7 +115,7 @@ static int serve_factory(void)
 		close(fds[i]);
 	if (got < 0)
 		return -1;
-	return req[0] == 'g' && status == 0 ? 1 : 0;
+	return (req[0] == 'g' || req[0] == 'G') && status == 0 ? 1 : 0;
 }
 
 // close_from closes every descriptor from fd on: past the factory, nothing
@@ -183,7 +198,7 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 {
 	sigset_t all, old;
 	pid_t child;
-	int factory, events, sfd, listener, told = 0, allow_userns = 0;
+	int factory, events, sfd, listener = -1, told = 0;
 
 	if (argc < 3 || strcmp(argv[1], "__pid1") != 0)
 		return;
@@ -242,11 +257,14 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 				_exit(125);
 		}
 	}
-	// The syscall filter, on us and so on the command and all it starts.
-	listener = cshell_seccomp(allow_userns);
-	if (listener == -1) {
-		perror("cshell init: syscall filter");
-		_exit(125);
+	// The syscall filter, on us and so on the command and all it starts
+	// (already on when cshell took its listener at "G").
+	if (!handed_over) {
+		listener = cshell_seccomp(allow_userns, 0);
+		if (listener == -1) {
+			perror("cshell init: syscall filter");
+			_exit(125);
+		}
 	}
 	child = fork();
 	if (child < 0) {

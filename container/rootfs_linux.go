@@ -199,3 +199,36 @@ func CollectGarbage() {
 		collectGarbage(filepath.Join(dir, "containers"))
 	}
 }
+
+// resolvConfText names the shell's own resolver (sandbox.ResolverAddr).
+const resolvConfText = "# cshell: the shell's own resolver; only names the shell may reach resolve\nnameserver 127.0.0.53\n"
+
+// prepareResolvConf writes the resolv.conf bound over the shell's, unless
+// it already says so: a plain file of this user's, never through a link.
+func prepareResolvConf(path string) error {
+	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() {
+		if b, err := os.ReadFile(path); err == nil && string(b) == resolvConfText {
+			return nil
+		}
+	}
+	tmp := path + ".new"
+	_ = os.Remove(tmp)
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY|unix.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(resolvConfText)
+	if err == nil {
+		err = f.Chmod(0o644) // whatever the umask: every user inside reads it
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+	}
+	return err
+}

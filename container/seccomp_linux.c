@@ -42,9 +42,10 @@
 	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])), \
 	BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, (bit), 0, 1),          \
 	BPF_STMT(BPF_RET | BPF_K, (v)), ALLOW
-// ASK hands the call to PID 1 (seccomp user notification), which answers
-// EPERM and tells cshell, so that the shell's output can say which flag
-// would allow it; REFUSE answers EPERM at once.
+// ASK hands the call over (seccomp user notification): to PID 1, which
+// answers EPERM and tells cshell, so that the shell's output can say which
+// flag would allow it; or, with the egress, to cshell itself, which also
+// makes the shell's outbound connections. REFUSE answers EPERM at once.
 #define ASK SECCOMP_RET_USER_NOTIF
 #define REFUSE (SECCOMP_RET_ERRNO | EPERM)
 
@@ -103,26 +104,60 @@
 #define EXTRA_DENIED DENY(__NR_quotactl_fd)
 #endif
 
+// CONNECTS hands a connect whose address is as long as an IPv4 (16
+// bytes) or IPv6 (28) one to cshell's egress (sandbox/egress_linux.go):
+// the shell's network namespace has no route out, so cshell makes the
+// connection for it, by the allowlist. A filter cannot read the address
+// itself (it sits in memory), but every other length (unix sockets, an
+// address passed with a longer length) needs nothing: it connects to what
+// the namespace holds, which is never outside.
+#define CONNECTS                                                             \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_connect, 0, 5),             \
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])), \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 16, 2, 0),                       \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 28, 1, 0),                       \
+	ALLOW, BPF_STMT(BPF_RET | BPF_K, ASK)
+
+// ARGFLAG gives call nr the error e when its argument i has bit set.
+#define ARGFLAG(nr, i, bit, e)                                        \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 4),              \
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[i])), \
+	BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, (bit), 0, 1),            \
+	FAIL(e), ALLOW
+
+// NOFASTOPEN: a TCP fast open send connects without connect(), so cshell
+// could not make it; it fails as on a kernel with fast open turned off
+// (EOPNOTSUPP), and clients fall back to connect.
+#ifndef MSG_FASTOPEN
+#define MSG_FASTOPEN 0x20000000
+#endif
+#define NOFASTOPEN ARGFLAG(__NR_sendto, 3, MSG_FASTOPEN, EOPNOTSUPP), ARGFLAG(__NR_sendmsg, 2, MSG_FASTOPEN, EOPNOTSUPP)
+
 static struct sock_filter strict[] = { HEAD, USERNS(ASK), DENIED, MOUNTS, ALLOW };
+static struct sock_filter strict_egress[] = { HEAD, USERNS(ASK), DENIED, MOUNTS, CONNECTS, NOFASTOPEN, ALLOW };
 static struct sock_filter strict_quiet[] = { HEAD, USERNS(REFUSE), DENIED, MOUNTS, ALLOW };
 static struct sock_filter nested[] = { HEAD, DENIED, ALLOW };
+static struct sock_filter nested_egress[] = { HEAD, DENIED, CONNECTS, NOFASTOPEN, ALLOW };
 
 #define PROG(p) { .len = sizeof(p) / sizeof((p)[0]), .filter = (p) }
 
-int cshell_seccomp(int allow_userns)
+int cshell_seccomp(int allow_userns, int egress)
 {
-	struct sock_fprog s = PROG(strict), q = PROG(strict_quiet), n = PROG(nested);
+	struct sock_fprog s = PROG(strict), se = PROG(strict_egress), q = PROG(strict_quiet),
+			  n = PROG(nested), ne = PROG(nested_egress);
 	int fd;
 
 	// runc set no_new_privs; without it the kernel refuses a filter from a
 	// process without CAP_SYS_ADMIN, which is what a shell is.
-	if (allow_userns)
+	if (allow_userns && !egress)
 		return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &n) < 0 ? -1 : -2;
-	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &s);
+	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+		     allow_userns ? &ne : egress ? &se : &s);
 	if (fd >= 0 || (errno != EINVAL && errno != ENOSYS))
 		return fd;
-	// A kernel without user notification (before 5.0): refuse quietly.
-	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &q) < 0 ? -1 : -2;
+	// A kernel without user notification (before 5.0): refuse quietly,
+	// and make no connection for the shell.
+	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, allow_userns ? &n : &q) < 0 ? -1 : -2;
 }
 
 int cshell_answer(int listener)

@@ -52,7 +52,13 @@ made=()
 for d in /run/cshell "/tmp/cshell-$(id -u "$TEST_USER")" "/var/tmp/cshell-$(id -u "$TEST_USER")"; do
 	[ -e "$d" ] || made+=("$d")
 done
+remote_ns=cshell-e2e-remote-$$
 cleanup() {
+	if [ -n "${remote_pid:-}" ]; then
+		kill "$remote_pid" 2>/dev/null || true
+		wait "$remote_pid" 2>/dev/null || true
+	fi
+	ip netns del "$remote_ns" 2>/dev/null || true
 	rm -rf "$work"
 	for d in "${made[@]}"; do
 		rm -rf --one-file-system -- "$d"
@@ -66,6 +72,28 @@ cp cmd/cshell/testdata/mcpclient/{client.mjs,package.json,package-lock.json} "$w
 (cd "$work/mcpclient" && npm ci --no-audit --no-fund --loglevel=error)
 export CSHELL_MCP_CLIENT="$work/mcpclient/client.mjs"
 node --version
+
+step "a remote host for the network tests (network namespace $remote_ns, 198.18.0.2)"
+# The shells' outbound connections go to a server in a namespace of this
+# run's own, over a veth pair in the benchmark block 198.18.0.0/15: never
+# anywhere else. Removed when the run ends.
+ip netns add "$remote_ns"
+ip link add "cse2e$$" type veth peer name eth0 netns "$remote_ns"
+ip addr add 198.18.0.1/24 dev "cse2e$$"
+ip link set "cse2e$$" up
+ip -n "$remote_ns" addr add 198.18.0.2/24 dev eth0
+ip -n "$remote_ns" link set eth0 up
+ip -n "$remote_ns" link set lo up
+mkdir "$work/remote"
+echo "hello from the remote" >"$work/remote/hello"
+ip netns exec "$remote_ns" python3 -m http.server 8080 --bind 198.18.0.2 --directory "$work/remote" >/dev/null 2>&1 &
+remote_pid=$!
+for _ in $(seq 50); do
+	curl -fsS --noproxy '*' -o /dev/null http://198.18.0.2:8080/hello 2>/dev/null && break
+	sleep 0.1
+done
+curl -fsS --noproxy '*' http://198.18.0.2:8080/hello
+export CSHELL_TEST_REMOTE=198.18.0.2:8080
 
 step "gofmt and go vet (linux, darwin, windows)"
 bad=$(gofmt -l .)
@@ -99,7 +127,7 @@ CSHELL_BIN="$work/cshell-race" go test -tags e2e -count=1 -v ./cmd/cshell | tee 
 step "end-to-end tests as $TEST_USER (rootless)"
 go build -o "$work/cshell" ./cmd/cshell
 go test -c -tags e2e -o "$work/e2e.test" ./cmd/cshell
-su "$TEST_USER" -s /bin/sh -c "cd ~ && CSHELL_BIN='$work/cshell' CSHELL_MCP_CLIENT='$CSHELL_MCP_CLIENT' '$work/e2e.test' -test.count=1 -test.v" | tee "$work/rootless.log"
+su "$TEST_USER" -s /bin/sh -c "cd ~ && CSHELL_BIN='$work/cshell' CSHELL_MCP_CLIENT='$CSHELL_MCP_CLIENT' CSHELL_TEST_REMOTE='$CSHELL_TEST_REMOTE' '$work/e2e.test' -test.count=1 -test.v" | tee "$work/rootless.log"
 
 step "summary"
 passed=$(cat "$work/root.log" "$work/rootless.log" | grep -c -- '--- PASS' || true)

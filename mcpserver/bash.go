@@ -63,6 +63,9 @@ func (s *server) bash(ctx context.Context, req *mcp.CallToolRequest, a BashArgs)
 	o.Timeout = time.Duration(a.Timeout * float64(time.Second))
 	o.Session = s.session
 	o.Words = words
+	if s.canAsk() {
+		o.Ask = askHold // a refused request waits while the user is asked
+	}
 	if a.Cwd != "" {
 		start, err := policy.StartDir(s.workdir, a.Cwd)
 		if err != nil {

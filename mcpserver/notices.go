@@ -41,13 +41,20 @@ func (s *server) noteOrNone() string {
 }
 
 // watchNotices passes on the completion notices of this server's shells
-// whose end is told as a note.
+// whose end is told as a note, and asks the user about the hosts they
+// were refused (ask.go).
 func (s *server) watchNotices(ctx context.Context) {
-	if s.notify == "none" {
-		return
-	}
 	start := time.Now()
 	_ = s.m.Events(ctx, true, func(n shells.Notice, _ []byte) {
+		if n.Refused() {
+			if n.Session == s.session && n.Time.After(start) && s.canAsk() {
+				go s.ask(ctx, n)
+			}
+			return
+		}
+		if s.notify == "none" {
+			return
+		}
 		s.mu.Lock()
 		note := s.mine[n.ID] == byNote && n.EndedAt.After(start)
 		if note {

@@ -30,6 +30,7 @@ import (
 // Options is one `cshell serve`: the policy every tool call gets.
 type Options struct {
 	Run     shells.RunOptions // Isolation, FS (workdir, rw, ro, hide), AllowHosts, Config
+	Session string            // the session of the server's shells; "" is mcp-PID
 	Version string
 	In      io.ReadCloser
 	Out     io.WriteCloser
@@ -58,7 +59,8 @@ type server struct {
 	mine    map[string]string // the shells this server started: how each one's end is told
 	pending []shells.Notice   // told with the next result
 	calls   map[string]context.CancelFunc
-	nCalls  int // foreground calls run as tasks
+	nCalls  int             // foreground calls run as tasks
+	asking  map[string]bool // hosts the user is being asked about
 	mcp     *mcp.ServerSession
 }
 
@@ -84,8 +86,12 @@ func Serve(ctx context.Context, m *shells.Manager, o Options) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &server{m: m, o: o, session: fmt.Sprintf("mcp-%d", os.Getpid()), notify: cfg.Notify(), workdir: fsys.Workdir,
-		ctx: ctx, mine: map[string]string{}, calls: map[string]context.CancelFunc{}}
+	session := o.Session
+	if session == "" {
+		session = fmt.Sprintf("mcp-%d", os.Getpid())
+	}
+	s := &server{m: m, o: o, session: session, notify: cfg.Notify(), workdir: fsys.Workdir,
+		ctx: ctx, mine: map[string]string{}, calls: map[string]context.CancelFunc{}, asking: map[string]bool{}}
 	var taskTools []string
 	caps := &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}
 	if s.notify == policy.DefaultNotify { // wake: a background shell may be a task

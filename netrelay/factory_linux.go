@@ -24,47 +24,51 @@ const answerTimeout = 2 * time.Second
 
 var errNoAnswer = fmt.Errorf("the shell's init did not answer a request for sockets within %v (is the shell stopped?)", answerTimeout)
 
-// Factory asks a shell's init (over a unix socket, fd 3 inside) for TCP
+// Factory asks a shell's init (over a unix socket, fd 3 inside) for
 // sockets made inside the shell's network namespace.
 type Factory struct {
 	mu   sync.Mutex
 	sock *os.File
-	pool map[int][]int // family -> spare sockets
-	late int           // requests given up on whose answer has not come
+	pool map[byte][]int // kind ('4', '6': TCP; 'u', 'v': UDP) -> spare sockets
+	late int            // requests given up on whose answer has not come
 }
 
 // NewFactory returns a factory talking over sock, one end of a socketpair
 // whose other end is the init's fd 3.
 func NewFactory(sock *os.File) *Factory {
-	return &Factory{sock: sock, pool: map[int][]int{}}
+	return &Factory{sock: sock, pool: map[byte][]int{}}
 }
 
 // socket returns a new unconnected TCP socket of family made inside.
 func (f *Factory) socket(family int) (int, error) {
+	if family == unix.AF_INET6 {
+		return f.get('6', batch)
+	}
+	return f.get('4', batch)
+}
+
+// get returns a socket of a kind, asking for n at a time.
+func (f *Factory) get(kind byte, n int) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.sock == nil {
 		return -1, net.ErrClosed
 	}
-	if len(f.pool[family]) == 0 {
-		fds, err := f.request(family, batch)
+	if len(f.pool[kind]) == 0 {
+		fds, err := f.request(kind, n)
 		if err != nil {
 			return -1, err
 		}
-		f.pool[family] = fds
+		f.pool[kind] = fds
 	}
-	p := f.pool[family]
+	p := f.pool[kind]
 	fd := p[len(p)-1]
-	f.pool[family] = p[:len(p)-1]
+	f.pool[kind] = p[:len(p)-1]
 	return fd, nil
 }
 
-// request asks for n sockets; call with f.mu held.
-func (f *Factory) request(family, n int) ([]int, error) {
-	code := byte('4')
-	if family == unix.AF_INET6 {
-		code = '6'
-	}
+// request asks for n sockets of a kind; call with f.mu held.
+func (f *Factory) request(code byte, n int) ([]int, error) {
 	fd := int(f.sock.Fd())
 	// A stopped or frozen shell must not stall the relay loop for good:
 	// a request waits so long, and its answer, when it comes, is dropped.
@@ -231,23 +235,82 @@ func (f *Factory) Listen(ap netip.AddrPort) (net.Listener, error) {
 	return net.FileListener(file)
 }
 
+// ListenUDP binds a UDP socket on ap inside the shell's namespace.
+func (f *Factory) ListenUDP(ap netip.AddrPort) (*net.UDPConn, error) {
+	kind := byte('u')
+	if !ap.Addr().Is4() {
+		kind = 'v'
+	}
+	fd, err := f.get(kind, 1)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Bind(fd, sockaddr(ap)); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("listen on %s (UDP) inside the shell: %w", ap, err)
+	}
+	file := os.NewFile(uintptr(fd), "udp")
+	defer file.Close()
+	c, err := net.FilePacketConn(file)
+	if err != nil {
+		return nil, err
+	}
+	return c.(*net.UDPConn), nil
+}
+
 // Start tells the init to start the command: the listeners the shell must
 // find are in place. Until then the init only makes sockets.
 func (f *Factory) Start() error {
+	_, err := f.start('g')
+	return err
+}
+
+// StartEgress starts the command as Start does, once the init has put
+// the syscall filter on with the egress's calls (outbound connects, new
+// user namespaces) handed over; it returns their listener, which cshell
+// answers from then on (nil on a kernel without user notification: the
+// filter refuses by itself, and nothing is handed over).
+func (f *Factory) StartEgress() (*os.File, error) {
+	return f.start('G')
+}
+
+func (f *Factory) start(code byte) (*os.File, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.sock == nil {
-		return net.ErrClosed
+		return nil, net.ErrClosed
 	}
 	fd := int(f.sock.Fd())
-	if _, err := unix.Write(fd, []byte{'g', 0}); err != nil {
-		return fmt.Errorf("start the command: %w", err)
+	if _, err := unix.Write(fd, []byte{code, 0}); err != nil {
+		return nil, fmt.Errorf("start the command: %w", err)
+	}
+	if !readable(fd, answerTimeout) {
+		return nil, fmt.Errorf("start the command: %w", errNoAnswer)
 	}
 	status := make([]byte, 1)
-	if n, err := unix.Read(fd, status); err != nil || n != 1 || status[0] != 0 {
-		return fmt.Errorf("start the command: the shell's init did not confirm (%w)", err)
+	oob := make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := unix.Recvmsg(fd, status, oob, unix.MSG_CMSG_CLOEXEC)
+	var fds []int
+	if msgs, perr := unix.ParseSocketControlMessage(oob[:oobn]); perr == nil {
+		for i := range msgs {
+			if got, err := unix.ParseUnixRights(&msgs[i]); err == nil {
+				fds = append(fds, got...)
+			}
+		}
 	}
-	return nil
+	if err != nil || n != 1 || status[0] != 0 || len(fds) > 1 {
+		for _, x := range fds {
+			unix.Close(x)
+		}
+		if err == nil && n == 1 && status[0] != 0 {
+			err = unix.Errno(status[0])
+		}
+		return nil, fmt.Errorf("start the command: the shell's init did not confirm (%v)", err)
+	}
+	if len(fds) == 0 {
+		return nil, nil
+	}
+	return os.NewFile(uintptr(fds[0]), "seccomp-listener"), nil
 }
 
 // Close returns the spare sockets and hangs up on the init.
@@ -259,7 +322,7 @@ func (f *Factory) Close() error {
 			unix.Close(fd)
 		}
 	}
-	f.pool = map[int][]int{}
+	f.pool = map[byte][]int{}
 	if f.sock == nil {
 		return nil
 	}

@@ -22,8 +22,14 @@ func (*Factory) Dial(context.Context, netip.AddrPort) (net.Conn, error) { return
 // Listen fails: see Factory.
 func (*Factory) Listen(netip.AddrPort) (net.Listener, error) { return nil, ErrNoFactory }
 
+// ListenUDP fails: see Factory.
+func (*Factory) ListenUDP(netip.AddrPort) (*net.UDPConn, error) { return nil, ErrNoFactory }
+
 // Start fails: see Factory.
 func (*Factory) Start() error { return ErrNoFactory }
+
+// StartEgress fails: see Factory.
+func (*Factory) StartEgress() (*os.File, error) { return nil, ErrNoFactory }
 
 // Close does nothing.
 func (*Factory) Close() error { return nil }

@@ -67,6 +67,29 @@ type ShellsConfig struct {
 type NetworkConfig struct {
 	Allow []string `json:"allow,omitempty"`
 	Deny  []string `json:"deny,omitempty"`
+	// AllowGrants lets `cshell allow` (and answers to prompts) widen the
+	// shells of a session while they run; default true.
+	AllowGrants *bool `json:"allowGrants,omitempty"`
+	// AskSeconds is how long a refused request waits for a grant before
+	// it fails; default 0 (at once).
+	AskSeconds *int `json:"askSeconds,omitempty"`
+}
+
+// MaxAskSeconds bounds network.askSeconds.
+const MaxAskSeconds = 600
+
+// AllowGrants reports whether grants reach the shells (default true).
+func (c *Config) AllowGrants() bool {
+	return c.Network.AllowGrants == nil || *c.Network.AllowGrants
+}
+
+// AskSeconds is how long a refused request waits for a grant, in
+// seconds (0: it fails at once).
+func (c *Config) AskSeconds() int {
+	if c.Network.AskSeconds == nil {
+		return 0
+	}
+	return *c.Network.AskSeconds
 }
 
 // FilesystemConfig adds writable and hidden paths to every shell.
@@ -163,7 +186,7 @@ func Parse(name string, data []byte) (*Config, error) {
 // misspelt or wrongly cased key is an error rather than silently unused.
 var schema = map[string]map[string]bool{
 	"shells":     {"enabled": true, "maxConcurrent": true, "notify": true, "maxLogBytes": true, "maxConnections": true},
-	"network":    {"allow": true, "deny": true},
+	"network":    {"allow": true, "deny": true, "allowGrants": true, "askSeconds": true},
 	"filesystem": {"allowWrite": true, "denyRead": true},
 	"env":        {"pass": true},
 	"limits":     {"memory": true, "pids": true, "cpus": true},
@@ -241,6 +264,9 @@ func (c *Config) validate() *fieldError {
 		if _, err := ParseHostPattern(h); err != nil {
 			return invalid(fmt.Sprintf("/network/allow/%d", i), "network.allow: %v", err)
 		}
+	}
+	if n := c.Network.AskSeconds; n != nil && (*n < 0 || *n > MaxAskSeconds) {
+		return invalid("/network/askSeconds", "network.askSeconds must be from 0 to %d, not %d", MaxAskSeconds, *n)
 	}
 	for i, h := range c.Network.Deny {
 		if _, err := ParseHostPattern(h); err != nil {

@@ -151,6 +151,12 @@ var parseTests = []struct {
 		wantMsg: "must be string, not number",
 	},
 	{
+		name:    "askSeconds out of range",
+		input:   "{\n \"network\": {\n  \"askSeconds\": 601\n }\n}\n",
+		pos:     pos{3, 17, 17},
+		wantMsg: "network.askSeconds must be from 0 to 600, not 601",
+	},
+	{
 		name:    "wrong type: top-level array",
 		input:   "[]",
 		pos:     pos{1, 1, 2},

@@ -69,6 +69,20 @@ func Layer(global, project *Config, projectName string) (*Config, []string) {
 		}
 		out.Network.Allow = kept
 	}
+	if g := project.Network.AllowGrants; g != nil {
+		if *g && !global.AllowGrants() {
+			ignore("network.allowGrants=true")
+		} else {
+			out.Network.AllowGrants = g
+		}
+	}
+	if n := project.Network.AskSeconds; n != nil {
+		if *n > global.AskSeconds() {
+			ignore("network.askSeconds=%d (global: %d)", *n, global.AskSeconds())
+		} else {
+			out.Network.AskSeconds = n
+		}
+	}
 	if project.Filesystem.AllowWrite != nil {
 		var kept []string
 		for _, p := range project.Filesystem.AllowWrite {

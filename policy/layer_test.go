@@ -25,6 +25,28 @@ func TestLayer(t *testing.T) {
 			},
 		},
 		{
+			name:    "network grants: on by default, a project turns them off, never on",
+			project: Config{Network: NetworkConfig{AllowGrants: ptr(false), AskSeconds: ptr(5)}},
+			// askSeconds 5 over the global default 0 loosens: ignored.
+			warnings: []string{"network.askSeconds=5"},
+			check: func(errorf func(string, ...any), c *Config) {
+				if c.AllowGrants() || c.AskSeconds() != 0 {
+					errorf("AllowGrants %v, AskSeconds %d", c.AllowGrants(), c.AskSeconds())
+				}
+			},
+		},
+		{
+			name:     "network grants off globally stay off",
+			global:   Config{Network: NetworkConfig{AllowGrants: ptr(false), AskSeconds: ptr(30)}},
+			project:  Config{Network: NetworkConfig{AllowGrants: ptr(true), AskSeconds: ptr(10)}},
+			warnings: []string{"network.allowGrants=true"},
+			check: func(errorf func(string, ...any), c *Config) {
+				if c.AllowGrants() || c.AskSeconds() != 10 {
+					errorf("AllowGrants %v, AskSeconds %d", c.AllowGrants(), c.AskSeconds())
+				}
+			},
+		},
+		{
 			name:    "project disables",
 			project: Config{Shells: ShellsConfig{Enabled: ptr(false)}},
 			check: func(errorf func(string, ...any), c *Config) {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/netip"
@@ -12,9 +13,81 @@ import (
 
 // Rules decide which hosts a shell may reach through its proxy. The
 // decision is made on the name the client asked for; deny wins over
-// allow. Safe for concurrent use.
+// allow, and over every grant. Safe for concurrent use.
 type Rules struct {
 	allow, deny []HostPattern
+	// grants, asked at every decision, are what users allowed (or
+	// refused, answering a prompt) while the shell runs.
+	grants func() []Grant
+	ask    time.Duration // how long a refused request waits for a grant
+}
+
+// Grant is a host a user allowed while shells run (`cshell allow`, or
+// an answer to a prompt), or refused answering a prompt (Deny): a
+// refused request that waits for a grant ends at once.
+type Grant struct {
+	Pattern HostPattern
+	Deny    bool
+}
+
+// WithGrants returns a copy of r that also asks grants at each decision,
+// and that lets a request the rules refuse wait up to ask for a grant
+// (Await).
+func (r *Rules) WithGrants(grants func() []Grant, ask time.Duration) *Rules {
+	c := *r
+	c.grants, c.ask = grants, ask
+	return &c
+}
+
+// Asks reports how long a refused request may wait for a grant.
+func (r *Rules) Asks() time.Duration { return r.ask }
+
+// Await waits up to Asks for host:port to be granted, asking the grants
+// every interval; it gives up at once on a deny (the configuration's, or a
+// user's answer) and when ctx ends.
+func (r *Rules) Await(ctx context.Context, host string, port int) (bool, string) {
+	deadline := time.Now().Add(r.ask)
+	for {
+		ok, rule := r.Decide(host, port)
+		if ok || !r.Waitable(host, port) || !time.Now().Before(deadline) {
+			return ok, rule
+		}
+		select {
+		case <-ctx.Done():
+			return false, rule
+		case <-time.After(awaitEvery):
+		}
+	}
+}
+
+// awaitEvery is how often a waiting request asks the grants again.
+const awaitEvery = 100 * time.Millisecond
+
+// Waitable reports whether a refusal may yet become a grant: grants are
+// asked, and nothing denies host:port.
+func (r *Rules) Waitable(host string, port int) bool {
+	h, err := NormalizeHost(host)
+	if err != nil || r.grants == nil {
+		return false
+	}
+	for _, p := range r.deny {
+		if p.Matches(h, port) {
+			return false
+		}
+	}
+	for _, g := range r.liveGrants() {
+		if g.Deny && g.Pattern.Matches(h, port) {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Rules) liveGrants() []Grant {
+	if r.grants == nil {
+		return nil
+	}
+	return r.grants()
 }
 
 // NewRules parses allow and deny lists (--allow-host, network.allow,
@@ -38,8 +111,9 @@ func NewRules(allow, deny []string) (*Rules, error) {
 	return r, nil
 }
 
-// Empty reports whether nothing is allowed: such a shell gets no proxy.
-func (r *Rules) Empty() bool { return len(r.allow) == 0 }
+// Empty reports whether nothing is allowed, nor ever can be (no grants
+// are asked): such a shell gets no proxy.
+func (r *Rules) Empty() bool { return len(r.allow) == 0 && r.grants == nil }
 
 // Decide says whether host:port may be reached, and names the rule that
 // decided.
@@ -58,6 +132,42 @@ func (r *Rules) Decide(host string, port int) (bool, string) {
 			return true, "allowed by " + p.String()
 		}
 	}
+	grants := r.liveGrants()
+	for _, g := range grants {
+		if g.Deny && g.Pattern.Matches(h, port) {
+			return false, "refused by the user (" + g.Pattern.String() + ")"
+		}
+	}
+	for _, g := range grants {
+		if !g.Deny && g.Pattern.Matches(h, port) {
+			return true, "granted " + g.Pattern.String()
+		}
+	}
+	return false, "not in the allow list"
+}
+
+// AllowsName says whether host may be reached on some port: the shell's
+// resolver answers only such names. A deny of every port refuses it.
+func (r *Rules) AllowsName(host string) (bool, string) {
+	h, err := NormalizeHost(host)
+	if err != nil {
+		return false, "not a valid host name"
+	}
+	for _, p := range r.deny {
+		if p.Port == 0 && p.Matches(h, 0) {
+			return false, "denied by network.deny " + p.String()
+		}
+	}
+	for _, p := range r.allow {
+		if p.Matches(h, p.Port) {
+			return true, "allowed by " + p.String()
+		}
+	}
+	for _, g := range r.liveGrants() {
+		if !g.Deny && g.Pattern.Matches(h, g.Pattern.Port) {
+			return true, "granted " + g.Pattern.String()
+		}
+	}
 	return false, "not in the allow list"
 }
 
@@ -68,10 +178,8 @@ func (r *Rules) Decide(host string, port int) (bool, string) {
 // rebinding).
 func (r *Rules) CheckAddr(host string, a netip.Addr, port int) (bool, string) {
 	a = a.Unmap()
-	for _, p := range r.deny { // an address denied is denied whatever name leads there
-		if p.Matches(a.String(), port) {
-			return false, fmt.Sprintf("%s resolves to %s, denied by network.deny %s", host, a, p)
-		}
+	if denied, why := r.DeniesAddr(host, a, port); denied {
+		return false, why
 	}
 	if !ownAddr(a) {
 		return true, ""
@@ -87,8 +195,25 @@ func (r *Rules) CheckAddr(host string, a netip.Addr, port int) (bool, string) {
 				return true, ""
 			}
 		}
+		for _, g := range r.liveGrants() {
+			if !g.Deny && !g.Pattern.Wildcard && g.Pattern.Host == a.String() {
+				return true, ""
+			}
+		}
 	}
 	return false, fmt.Sprintf("%s resolves to %s, an address of this machine or its link; allow %s itself to reach it", host, a, a)
+}
+
+// DeniesAddr reports whether network.deny refuses an address, whatever
+// name (host) leads there.
+func (r *Rules) DeniesAddr(host string, a netip.Addr, port int) (bool, string) {
+	a = a.Unmap()
+	for _, p := range r.deny {
+		if p.Matches(a.String(), port) {
+			return true, fmt.Sprintf("%s resolves to %s, denied by network.deny %s", host, a, p)
+		}
+	}
+	return false, ""
 }
 
 // ownAddr reports whether a leads to this machine or its link: loopback,

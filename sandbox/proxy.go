@@ -46,7 +46,8 @@ func Env(env []string, keepTMPDIR bool, proxyPort int) []string {
 	for _, k := range []string{"NO_PROXY", "no_proxy"} {
 		env = setEnv(env, k, "localhost,127.0.0.1,::1")
 	}
-	return env
+	// Node.js (22.21 and later, 24) takes the variables only when asked.
+	return setEnv(env, "NODE_USE_ENV_PROXY", "1")
 }
 
 func setEnv(env []string, k, v string) []string {
@@ -67,7 +68,7 @@ func (s *Sandbox) serveProxy(ctx context.Context, p *Proxy) error {
 		return fmt.Errorf("start the shell's proxy on port %d: %w", p.Port, err)
 	}
 	proxy := &netrelay.Proxy{
-		Dial: policyDialer(p.Rules),
+		Dial: policyDialer(p),
 		Refused: func(host string, port int, method, rule string) {
 			if p.Record != nil {
 				p.Record(policy.NewViolation(host, port, method, rule))
@@ -82,44 +83,73 @@ func (s *Sandbox) serveProxy(ctx context.Context, p *Proxy) error {
 	return nil
 }
 
+// decide decides on host:port; a refusal that a grant could lift waits
+// for one up to the rules' Asks, once Asking has heard of it.
+func (p *Proxy) decide(ctx context.Context, host string, port int) (bool, string) {
+	ok, rule := p.Rules.Decide(host, port)
+	if ok || p.Rules.Asks() <= 0 || !p.Rules.Waitable(host, port) {
+		return ok, rule
+	}
+	if p.Asking != nil {
+		p.Asking(host, port)
+	}
+	return p.Rules.Await(ctx, host, port)
+}
+
 // policyDialer decides on the name the client asked for, then resolves
-// it here and dials the first address the rules accept.
-func policyDialer(rules *policy.Rules) func(context.Context, string, int) (net.Conn, error) {
-	var d net.Dialer
+// it here (or takes it from Hosts) and dials the first address the rules
+// accept.
+func policyDialer(p *Proxy) func(context.Context, string, int) (net.Conn, error) {
 	return func(ctx context.Context, host string, port int) (net.Conn, error) {
-		if ok, rule := rules.Decide(host, port); !ok {
+		if ok, rule := p.decide(ctx, host, port); !ok {
 			return nil, &netrelay.Refusal{Rule: rule}
 		}
-		h, _ := policy.NormalizeHost(host)
-		var addrs []netip.Addr
-		if a, err := netip.ParseAddr(h); err == nil {
-			addrs = []netip.Addr{a}
-		} else {
-			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			defer cancel()
-			if addrs, err = net.DefaultResolver.LookupNetIP(ctx, "ip", h); err != nil {
-				return nil, err
-			}
-		}
-		var lastErr error
-		refusal := ""
-		for _, a := range addrs {
-			if ok, why := rules.CheckAddr(h, a, port); !ok {
-				refusal = why
-				continue
-			}
-			c, err := d.DialContext(ctx, "tcp", netip.AddrPortFrom(a.Unmap(), uint16(port)).String())
-			if err == nil {
-				return c, nil
-			}
-			lastErr = err
-		}
-		if lastErr == nil && refusal != "" {
-			return nil, &netrelay.Refusal{Rule: refusal}
-		}
-		if lastErr == nil {
-			lastErr = fmt.Errorf("%s has no address", h)
-		}
-		return nil, lastErr
+		return dialChecked(ctx, p.Rules, p.Hosts, host, port)
 	}
+}
+
+// dialChecked resolves host here (or takes it from hosts, --add-host) and
+// dials the first address the rules accept: the second half of the
+// proxy's dial, once the name was decided.
+func dialChecked(ctx context.Context, rules *policy.Rules, hosts map[string]netip.Addr, host string, port int) (net.Conn, error) {
+	h, _ := policy.NormalizeHost(host)
+	var addrs []netip.Addr
+	var d net.Dialer
+	if a, ok := hosts[h]; ok {
+		// The user named the address (--add-host): it may be this
+		// machine's own; only network.deny still refuses it.
+		if denied, why := rules.DeniesAddr(h, a, port); denied {
+			return nil, &netrelay.Refusal{Rule: why}
+		}
+		return d.DialContext(ctx, "tcp", netip.AddrPortFrom(a, uint16(port)).String())
+	}
+	if a, err := netip.ParseAddr(h); err == nil {
+		addrs = []netip.Addr{a}
+	} else {
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if addrs, err = net.DefaultResolver.LookupNetIP(rctx, "ip", h); err != nil {
+			return nil, err
+		}
+	}
+	var lastErr error
+	refusal := ""
+	for _, a := range addrs {
+		if ok, why := rules.CheckAddr(h, a, port); !ok {
+			refusal = why
+			continue
+		}
+		c, err := d.DialContext(ctx, "tcp", netip.AddrPortFrom(a.Unmap(), uint16(port)).String())
+		if err == nil {
+			return c, nil
+		}
+		lastErr = err
+	}
+	if lastErr == nil && refusal != "" {
+		return nil, &netrelay.Refusal{Rule: refusal}
+	}
+	if lastErr == nil {
+		lastErr = &net.DNSError{Err: "no address", Name: h, IsNotFound: true}
+	}
+	return nil, lastErr
 }

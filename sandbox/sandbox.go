@@ -51,7 +51,9 @@ type Options struct {
 	// Reach are host addresses a foreground shell reaches at
 	// 127.0.0.1:PORT inside (its session's exposed ports).
 	Reach []Reach
-	// Proxy, when set, listens inside the shell for the allowed hosts.
+	// Proxy, when set, listens inside the shell for the allowed hosts;
+	// the same rules hold the shell's egress (egress_linux.go), for
+	// programs that dial sockets themselves, and its resolver.
 	Proxy *Proxy
 	// Probes gives a container's init a socket factory even when nothing
 	// above needs one, so that Probe reaches inside (background shells).
@@ -83,11 +85,16 @@ type Reach struct {
 }
 
 // Proxy is the allowlist proxy inside a shell: on 127.0.0.1:Port, deciding
-// by Rules, telling Record of each refusal.
+// by Rules, telling Record of each refusal, and Asking of each request
+// that waits for a grant (Rules.Asks) as it starts to wait.
 type Proxy struct {
 	Port   int
 	Rules  *policy.Rules
 	Record func(policy.Violation)
+	Asking func(host string, port int)
+	// Hosts are names given their address (--add-host), for the proxy,
+	// the shell's resolver and its egress alike.
+	Hosts map[string]netip.Addr
 }
 
 // Sandbox is one started shell and what serves it.
@@ -130,7 +137,11 @@ func Start(o Options) (*Sandbox, error) {
 		o.Exposes, o.Reach, o.Proxy = nil, nil, nil
 	}
 	var sockets, events *os.File
-	if inside && o.Refused != nil && !o.AllowUserNamespaces {
+	// With the egress, cshell itself answers the calls the filter hands
+	// over; else PID 1 does, and tells of a refused user namespace on its
+	// events pipe.
+	egress := inside && o.Proxy != nil
+	if inside && o.Refused != nil && !o.AllowUserNamespaces && !egress {
 		r, w, err := os.Pipe()
 		if err != nil {
 			closeListeners()
@@ -154,6 +165,7 @@ func Start(o Options) (*Sandbox, error) {
 		ID: o.ID, Command: o.Command, Env: o.Env, FS: o.FS,
 		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Terminal: o.Terminal,
 		Sockets: sockets, Events: events, Limits: o.Limits, AllowUserNamespaces: o.AllowUserNamespaces,
+		Resolver: egress,
 	})
 	if err != nil {
 		closeListeners()
@@ -191,13 +203,25 @@ func Start(o Options) (*Sandbox, error) {
 		t.Max = o.MaxConnections
 		s.relay(ctx, inner, t)
 	}
-	if o.Proxy != nil {
-		if err := s.serveProxy(ctx, o.Proxy); err != nil {
+	if o.Proxy == nil {
+		if err := s.factory.Start(); err != nil {
 			return fail(err)
 		}
+		return s, nil
 	}
-	if err := s.factory.Start(); err != nil {
+	if err := s.serveProxy(ctx, o.Proxy); err != nil {
 		return fail(err)
+	}
+	eg, err := s.prepareEgress(ctx, o.Proxy)
+	if err != nil {
+		return fail(err)
+	}
+	listener, err := s.factory.StartEgress()
+	if err != nil {
+		return fail(err)
+	}
+	if listener != nil { // nil: a kernel without user notification
+		s.serveCalls(ctx, eg, listener, o.Refused)
 	}
 	return s, nil
 }
@@ -216,11 +240,16 @@ func readEvents(r *os.File, refused func(policy.Violation)) {
 	sc := bufio.NewScanner(io.LimitReader(r, 1<<20))
 	for sc.Scan() {
 		if call, ok := strings.CutPrefix(sc.Text(), "userns "); ok && (call == "unshare" || call == "clone") {
-			refused(policy.Violation{Time: time.Now().UTC(), Method: call,
-				Rule: "shells make no user namespaces of their own",
-				Hint: "start the shell with --allow-userns to let it (Chromium's sandbox, bubblewrap, rootless podman)"})
+			refused(usernsViolation(call))
 		}
 	}
+}
+
+// usernsViolation is the record of a refused new user namespace.
+func usernsViolation(call string) policy.Violation {
+	return policy.Violation{Time: time.Now().UTC(), Method: call,
+		Rule: "shells make no user namespaces of their own",
+		Hint: "start the shell with --allow-userns to let it (Chromium's sandbox, bubblewrap, rootless podman)"}
 }
 
 // reachTarget connects to a reached address while it is allowed.

@@ -9,13 +9,16 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
 
-// Notice tells that a shell ended by itself; notices.jsonl holds one per
-// line, oldest first.
+// Notice tells that a shell ended by itself, or (Event "refused") that a
+// shell was refused a host; notices.jsonl holds one per line, oldest
+// first.
 type Notice struct {
+	Event          string    `json:"event,omitempty"` // "refused"; empty for an end
 	ID             string    `json:"id"`
 	Name           string    `json:"name"`
 	Session        string    `json:"session"`
@@ -28,6 +31,64 @@ type Notice struct {
 	EndedAt        time.Time `json:"ended_at"`
 	LastLines      []string  `json:"last_lines"`
 	Level          string    `json:"level"` // wake or note
+	// A refusal: the host and port asked for, and when.
+	Host string    `json:"host,omitempty"`
+	Port int       `json:"port,omitempty"`
+	Time time.Time `json:"time,omitzero"`
+}
+
+// Refused reports whether the notice is a refusal, not an end.
+func (n Notice) Refused() bool { return n.Event == eventRefused }
+
+const eventRefused = "refused"
+
+// refusedEvery is how often one shell's refusal of one host and port is
+// told again: a client retrying in a loop must not fill notices.jsonl.
+const refusedEvery = time.Minute
+
+// refusals returns what tells of a shell's refusals (id "" for a
+// foreground shell), each host and port at most once a refusedEvery.
+func (m *Manager) refusals(id, session, command string) func(host string, port int) {
+	var mu sync.Mutex
+	last := map[string]time.Time{}
+	return func(host string, port int) {
+		key := fmt.Sprintf("%s:%d", host, port)
+		mu.Lock()
+		if t, ok := last[key]; ok && time.Since(t) < refusedEvery {
+			mu.Unlock()
+			return
+		}
+		if len(last) > 4096 { // a shell that tries every host: forget, stay bounded
+			clear(last)
+		}
+		last[key] = time.Now()
+		mu.Unlock()
+		b, err := json.Marshal(refusedEvent{Event: eventRefused, ID: id, Session: session, Command: cutLine(command, noticeLineMax),
+			Host: printableHost(host), Port: port, Time: time.Now().UTC()})
+		if err == nil {
+			_ = m.appendNoticeLine(b)
+		}
+	}
+}
+
+// refusedEvent is a refusal's line of notices.jsonl: the fields of a
+// Notice that a refusal has (id empty for a foreground shell).
+type refusedEvent struct {
+	Event   string    `json:"event"`
+	ID      string    `json:"id"`
+	Session string    `json:"session"`
+	Command string    `json:"command"`
+	Host    string    `json:"host"`
+	Port    int       `json:"port"`
+	Time    time.Time `json:"time"`
+}
+
+// printableHost bounds what a shell asked for before it is written down.
+func printableHost(h string) string {
+	if len(h) > 255 {
+		h = h[:255]
+	}
+	return sanitize(h)
 }
 
 // Bounds of a notice: whatever the shell printed, a notice stays small
@@ -81,6 +142,12 @@ func (m *Manager) appendNotice(meta *Meta, level string) error {
 	if err != nil {
 		return err
 	}
+	return m.appendNoticeLine(b)
+}
+
+// appendNoticeLine appends one line to notices.jsonl, rotating it past
+// maxNoticesFile.
+func (m *Manager) appendNoticeLine(b []byte) error {
 	return m.withLock(func() error {
 		if st, err := m.dir.Lstat(noticesName); err == nil && st.Size+int64(len(b))+1 > maxNoticesFile {
 			if err := m.dir.Rename(noticesName, oldNoticesName); err != nil {
@@ -210,7 +277,7 @@ func (m *Manager) readNotices(name string, off int64, emit func(Notice, []byte))
 		}
 		off += int64(len(line))
 		var n Notice
-		if json.Unmarshal(line, &n) == nil && validID(n.ID) {
+		if json.Unmarshal(line, &n) == nil && (validID(n.ID) || n.Refused() && n.ID == "") {
 			emit(n, append([]byte(nil), line[:len(line)-1]...))
 		}
 	}

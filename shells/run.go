@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -60,6 +61,13 @@ type RunOptions struct {
 	// AllowHosts may be reached through the shell's proxy, besides the
 	// config's network.allow.
 	AllowHosts []string
+	// AddHosts are NAME:ADDRESS entries (--add-host): the name resolves
+	// to the address for the shell's resolver, egress and proxy.
+	AddHosts []string
+	// Ask is how long a refused request waits for a grant when the
+	// configuration sets no network.askSeconds (the MCP server, whose
+	// client can ask its user, holds them a while).
+	Ask time.Duration
 
 	// ConfigFile is the global configuration file in use (it may not
 	// exist): shells may read it but never change it.
@@ -137,8 +145,14 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 		Exposes: exposesOf(listeners), MaxConnections: p.cfg.MaxConnections(), Reach: reach,
 		Limits: p.limits, AllowUserNamespaces: p.userns, Refused: violationNote(o.Stderr),
 	}
-	if !p.rules.Empty() {
-		so.Proxy = &sandbox.Proxy{Port: p.proxyPort, Rules: p.rules, Record: violationNote(o.Stderr)}
+	if p.proxyPort != 0 {
+		so.Proxy = &sandbox.Proxy{Port: p.proxyPort, Rules: p.rules, Record: violationNote(o.Stderr), Hosts: p.hosts}
+		if p.grants && m != nil {
+			tell := m.refusals("", o.Session, p.command)
+			so.Proxy.Rules = p.rules.WithGrants(m.grantsFor(o.Session, ""), p.ask)
+			so.Proxy.Record = recordAndTell(violationNote(o.Stderr), tell)
+			so.Proxy.Asking = tell
+		}
 	}
 
 	// Catch signals before the shell exists, so that none is lost between.
@@ -248,10 +262,16 @@ type prepared struct {
 	fsys    policy.Filesystem
 	rules   *policy.Rules
 	allow   []string // --allow-host and network.allow
-	// proxyPort is where the proxy listens inside, when hosts are allowed.
+	// proxyPort is where the proxy listens inside, when hosts are allowed
+	// or may be granted.
 	proxyPort int
-	limits    policy.Limits // the flags' and the configuration's, the tighter, with EnforcedBy
-	userns    bool          // the shell may make user namespaces
+	// grants: the session's grants reach the shell while it runs
+	// (network.allowGrants, and a state dir to keep them in).
+	grants bool
+	hosts  map[string]netip.Addr // --add-host
+	ask    time.Duration         // how long a refused request waits for a grant
+	limits policy.Limits         // the flags' and the configuration's, the tighter, with EnforcedBy
+	userns bool                  // the shell may make user namespaces
 }
 
 // exposePorts are the ports inside a shell that its --expose values name
@@ -307,6 +327,13 @@ func prepare(o RunOptions, usage string, taken []int) (*prepared, error) {
 	if p.rules, p.allow, err = networkRules(o.AllowHosts, p.cfg); err != nil {
 		return nil, err
 	}
+	if p.hosts, err = ParseAddHosts(o.AddHosts); err != nil {
+		return nil, err
+	}
+	p.ask = o.Ask
+	if p.cfg.Network.AskSeconds != nil {
+		p.ask = time.Duration(p.cfg.AskSeconds()) * time.Second
+	}
 	o.FS.Config = p.cfg
 	if relayed(o.Isolation) {
 		// cshell's own: the state dir in use and the default one hidden
@@ -337,7 +364,8 @@ func prepare(o RunOptions, usage string, taken []int) (*prepared, error) {
 		}
 	}
 	if relayed(o.Isolation) {
-		if !p.rules.Empty() {
+		p.grants = p.cfg.AllowGrants() && o.StateDir != ""
+		if !p.rules.Empty() || p.grants {
 			p.proxyPort = sandbox.PickProxyPort(taken)
 		}
 		keep := slices.ContainsFunc(o.Env, func(e string) bool { k, _, _ := strings.Cut(e, "="); return k == "TMPDIR" })

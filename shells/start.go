@@ -29,6 +29,9 @@ const answerTimeout = 10 * time.Second
 // Start validates everything, allocates the shell and starts its
 // supervisor; it returns once the supervisor says the shell runs, or ended.
 func (m *Manager) Start(o StartOptions) (*Started, error) {
+	if o.StateDir == "" {
+		o.StateDir = m.path // its shells keep their grants here
+	}
 	p, err := prepare(o.RunOptions, "cshell run -d -- COMMAND", exposePorts(o.Expose))
 	if err != nil {
 		return nil, err
@@ -125,6 +128,7 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 		Command: command, Env: env, FS: fsys, Isolation: o.Isolation, Timeout: o.Timeout,
 		Grace: grace, OwnerPid: o.OwnerPid, MaxLogBytes: cfg.MaxLogBytes(), MaxConnections: cfg.MaxConnections(), Notify: cfg.Notify(),
 		Session: o.Session, Exposes: exposes, Allow: allow, Deny: cfg.Network.Deny, ProxyPort: p.proxyPort,
+		Grants: p.grants, AskSeconds: int(p.ask / time.Second), Hosts: p.hosts,
 		Limits: p.limits, AllowUserns: p.userns,
 	}
 	if err := m.spawn(meta.ID, spec, listeners); err != nil {

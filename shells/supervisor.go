@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"sync"
@@ -55,23 +56,26 @@ const (
 
 // supervisorSpec is what run -d hands to its supervisor.
 type supervisorSpec struct {
-	Command        string              `json:"command"`
-	Env            []string            `json:"env"`
-	FS             policy.Filesystem   `json:"fs"`
-	Isolation      container.Isolation `json:"isolation"`
-	Timeout        time.Duration       `json:"timeout"`
-	Grace          time.Duration       `json:"grace"`
-	OwnerPid       int                 `json:"owner_pid"`
-	MaxLogBytes    int64               `json:"max_log_bytes"`
-	MaxConnections int                 `json:"max_connections"`
-	Notify         string              `json:"notify"`
-	Session        string              `json:"session"`
-	Exposes        []exposeSpec        `json:"exposes"`
-	Allow          []string            `json:"allow"` // hosts for the proxy; none: no proxy
-	Deny           []string            `json:"deny"`
-	ProxyPort      int                 `json:"proxy_port"`
-	Limits         policy.Limits       `json:"limits"`
-	AllowUserns    bool                `json:"allow_userns"`
+	Command        string                `json:"command"`
+	Env            []string              `json:"env"`
+	FS             policy.Filesystem     `json:"fs"`
+	Isolation      container.Isolation   `json:"isolation"`
+	Timeout        time.Duration         `json:"timeout"`
+	Grace          time.Duration         `json:"grace"`
+	OwnerPid       int                   `json:"owner_pid"`
+	MaxLogBytes    int64                 `json:"max_log_bytes"`
+	MaxConnections int                   `json:"max_connections"`
+	Notify         string                `json:"notify"`
+	Session        string                `json:"session"`
+	Exposes        []exposeSpec          `json:"exposes"`
+	Allow          []string              `json:"allow"` // hosts for the proxy; none (and no grants): no proxy
+	Deny           []string              `json:"deny"`
+	ProxyPort      int                   `json:"proxy_port"`
+	Grants         bool                  `json:"grants"`          // the session's grants reach the shell
+	AskSeconds     int                   `json:"ask_seconds"`     // how long a refused request waits for a grant
+	Hosts          map[string]netip.Addr `json:"hosts,omitempty"` // --add-host
+	Limits         policy.Limits         `json:"limits"`
+	AllowUserns    bool                  `json:"allow_userns"`
 }
 
 // answer is the supervisor's one word to run -d, on fd 3.
@@ -272,12 +276,18 @@ func (s *supervisor) run() error {
 		Exposes: exposes, MaxConnections: s.spec.MaxConnections, Probes: true,
 		Limits: s.spec.Limits, AllowUserNamespaces: s.spec.AllowUserns, Refused: violationLog(s.dir),
 	}
-	if len(s.spec.Allow) > 0 {
+	if s.spec.ProxyPort != 0 {
 		rules, err := policy.NewRules(s.spec.Allow, s.spec.Deny)
 		if err != nil {
 			return err
 		}
-		so.Proxy = &sandbox.Proxy{Port: s.spec.ProxyPort, Rules: rules, Record: violationLog(s.dir)}
+		so.Proxy = &sandbox.Proxy{Port: s.spec.ProxyPort, Rules: rules, Record: violationLog(s.dir), Hosts: s.spec.Hosts}
+		if s.spec.Grants {
+			tell := s.m.refusals(s.id, s.spec.Session, s.spec.Command)
+			so.Proxy.Rules = rules.WithGrants(s.m.grantsFor(s.spec.Session, s.id), time.Duration(s.spec.AskSeconds)*time.Second)
+			so.Proxy.Record = recordAndTell(violationLog(s.dir), tell)
+			so.Proxy.Asking = tell
+		}
 	}
 	s.m.log.Info("starting", "isolation", s.spec.Isolation, "exposes", len(exposes), "proxy", so.Proxy != nil, "timeout", s.spec.Timeout)
 	s.box, err = sandbox.Start(so)

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/cshell/cshell/internal/safefs"
@@ -24,6 +26,30 @@ func networkRules(allowHosts []string, cfg *policy.Config) (*policy.Rules, []str
 		return nil, nil, usageErr("%w", err)
 	}
 	return rules, allow, nil
+}
+
+// ParseAddHosts reads --add-host entries: NAME:ADDRESS, the address an
+// IPv4 or IPv6 one (brackets allowed).
+func ParseAddHosts(entries []string) (map[string]netip.Addr, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	hosts := map[string]netip.Addr{}
+	for _, e := range entries {
+		name, addr, ok := strings.Cut(e, ":")
+		a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]"))
+		h, herr := policy.NormalizeHost(name)
+		if !ok || err != nil || herr != nil || h == "" || isAddrString(h) {
+			return nil, usageErr("--add-host %q: write NAME:ADDRESS, such as api.test:198.18.0.2 or api.test:[fd00::2]", sanitize(e))
+		}
+		hosts[h] = a.Unmap()
+	}
+	return hosts, nil
+}
+
+func isAddrString(s string) bool {
+	_, err := netip.ParseAddr(s)
+	return err == nil
 }
 
 // maxViolationsLog bounds a shell's violations.log: a command refused in a
@@ -59,6 +85,17 @@ func violationLog(dir *safefs.Dir) func(policy.Violation) {
 	}
 }
 
+// recordAndTell records a refusal and tells it as an event (a network
+// refusal: one with a host).
+func recordAndTell(record func(policy.Violation), tell func(host string, port int)) func(policy.Violation) {
+	return func(v policy.Violation) {
+		record(v)
+		if v.Host != "" {
+			tell(v.Host, v.Port)
+		}
+	}
+}
+
 // violationNote tells a foreground user of each refusal, on stderr.
 func violationNote(w io.Writer) func(policy.Violation) {
 	var mu sync.Mutex
@@ -80,6 +117,13 @@ func describeViolation(v policy.Violation) string {
 	}
 	if v.Host == "" { // a note of the log itself
 		return v.Rule
+	}
+	if v.Method == "DNS" { // a name the shell's resolver did not answer
+		s := fmt.Sprintf("refused to resolve %s (%s)", v.Host, v.Rule)
+		if v.Hint != "" {
+			s += "; " + v.Hint
+		}
+		return s
 	}
 	s := fmt.Sprintf("refused %s %s:%d (%s)", v.Method, v.Host, v.Port, v.Rule)
 	if v.Hint != "" {

@@ -27,6 +27,10 @@ func TestMain(m *testing.M) {
 }
 
 func testMain(m *testing.M) int {
+	if url := os.Getenv(goFetchVar); url != "" {
+		return goFetch(url) // the test binary as a Go client inside a shell
+	}
+	defer removeHelper()
 	cshellBin = os.Getenv("CSHELL_BIN")
 	if cshellBin == "" {
 		dir, err := os.MkdirTemp("", "cshell-e2e-bin-")

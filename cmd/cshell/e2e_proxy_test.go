@@ -123,8 +123,9 @@ func TestProxyTightenOnlyAndNoProxy(t *testing.T) {
 		t.Fatalf("control: the global allow list does not work: %q %q", r.stdout, r.stderr)
 	}
 	// The project file may not add a host: its entry is ignored, with a warning,
-	// and what is left allows nothing, so there is no proxy.
-	writeFile(t, filepath.Join(wd, ".cshell.json"), `{"network": {"allow": ["other.test"]}}`)
+	// and what is left allows nothing; with grants turned off too, nothing
+	// ever can be, so there is no proxy.
+	writeFile(t, filepath.Join(wd, ".cshell.json"), `{"network": {"allow": ["other.test"], "allowGrants": false}}`)
 	r := run(t, call{args: []string{"--config", cfg, "run", "--", get + `; grep -c ':0C38 .* 0A ' /proc/net/tcp; env | grep -ci _proxy`}, dir: wd})
 	if strings.Contains(r.stdout, "upstream body") || !strings.Contains(r.stderr, `ignored network.allow entry "other.test"`) {
 		t.Errorf("a loosening project file: out %q err %q", r.stdout, r.stderr)

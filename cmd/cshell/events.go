@@ -11,8 +11,13 @@ import (
 func newEventsCmd(g *globals) *cobra.Command {
 	var follow bool
 	cmd := &cobra.Command{
-		Use:     "events [-f]",
-		Short:   "Print completion notices of shells that ended by themselves",
+		Use:   "events [-f]",
+		Short: "Print completion notices of shells that ended by themselves, and refused hosts",
+		Long: `Print the completion notices of shells that ended by themselves and the
+hosts shells were refused ("refused" events, each host and port of a shell
+at most once a minute), oldest first; -f waits for new ones. A program
+that watches them (cshell events -f --json) can ask its user and grant a
+host with cshell allow.`,
 		Example: "  cshell events\n  cshell events -f --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -23,6 +28,15 @@ func newEventsCmd(g *globals) *cobra.Command {
 			return m.Events(cmd.Context(), follow, func(n shells.Notice, raw []byte) {
 				if g.json {
 					fmt.Fprintf(g.stdout, "%s\n", raw)
+					return
+				}
+				if n.Refused() {
+					who := "a foreground shell"
+					if n.ID != "" {
+						who = "shell " + n.ID
+					}
+					fmt.Fprintf(g.stdout, "%s of session %s was refused %s:%d (%s); cshell allow --session %s %s:%d lets it\n",
+						who, shells.Sanitize(n.Session), n.Host, n.Port, shells.Sanitize(n.Command), shells.Sanitize(n.Session), n.Host, n.Port)
 					return
 				}
 				name := n.ID

@@ -23,6 +23,7 @@ import (
 
 type runOptions struct {
 	allowHosts   []string
+	addHosts     []string
 	expose       []string
 	exposePublic bool
 	ready        bool
@@ -105,7 +106,8 @@ func addPolicyFlags(cmd *cobra.Command, o *runOptions) {
 	f.StringArrayVar(&o.hide, "hide", nil, "path made unreadable (repeatable)")
 	f.StringArrayVarP(&o.env, "env", "e", nil, "environment for the command, KEY=VALUE (repeatable)")
 	f.StringVar(&o.isolation, "isolation", "auto", "auto|container|process: auto is a container on Linux, a process group elsewhere (process isolates nothing but the process group)")
-	f.StringArrayVar(&o.allowHosts, "allow-host", nil, "host the shell may reach through its proxy: example.com, *.example.com, host:port (repeatable)")
+	f.StringArrayVar(&o.allowHosts, "allow-host", nil, "host the shell may reach (through its proxy, or dialed directly): example.com, *.example.com, host:port (repeatable)")
+	f.StringArrayVar(&o.addHosts, "add-host", nil, "NAME:ADDRESS: the name resolves to the address for the shell (it must still be allowed; repeatable)")
 	f.StringVar(&o.memory, "memory", "", "memory limit, binary units (512m, 2g): the shell is killed past it")
 	f.IntVar(&o.pids, "pids", 0, "limit on the shell's tasks (processes and threads) at once")
 	f.Float64Var(&o.cpus, "cpus", 0, "limit on CPU time, in CPUs (0.5: half of one); needs a cgroup (root)")
@@ -169,6 +171,7 @@ func runForeground(cmd *cobra.Command, g *globals, o *runOptions, args []string)
 	ro.Expose, ro.ExposePublic = o.expose, o.exposePublic
 	ro.Limits, ro.AllowUserNamespaces = limits, o.allowUserns
 	ro.AllowHosts = o.allowHosts
+	ro.AddHosts = o.addHosts
 	ro.StateDir = g.stateDirPath()
 	ro.ConfigFile, _ = g.configPath(req.Home)
 	ro.Session = o.session

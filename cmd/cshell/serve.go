@@ -30,6 +30,7 @@ configuration: wake, note or none).
 Register it with an agent host, for example:
   {"mcpServers": {"cshell": {"command": "cshell", "args": ["serve", "--allow-host", "registry.npmjs.org"]}}}`,
 		Example: `  cshell serve
+  cshell serve --session agent-7    # then: cshell allow --session agent-7 registry.npmjs.org
   cshell serve -w ~/src/app --allow-host '*.github.com' --hide ~/.config/secret`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -56,11 +57,18 @@ Register it with an agent host, for example:
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 			defer stop()
+			sess, _ := cmd.Flags().GetString("session")
+			if sess != "" {
+				if err := shells.CheckSession(sess); err != nil {
+					return err
+				}
+			}
 			configFile, _ := g.configPath(req.Home)
 			return mcpserver.Serve(ctx, m, mcpserver.Options{
-				Run: shells.RunOptions{Isolation: iso, FS: req, Env: o.env, Config: cfg, AllowHosts: o.allowHosts,
+				Run: shells.RunOptions{Isolation: iso, FS: req, Env: o.env, Config: cfg, AllowHosts: o.allowHosts, AddHosts: o.addHosts,
 					StateDir: g.stateDirPath(), ConfigFile: configFile, Stderr: g.stderr, Log: g.log,
 					Limits: limits, AllowUserNamespaces: o.allowUserns},
+				Session: sess,
 				Version: version,
 				In:      os.Stdin,
 				Out:     os.Stdout,
@@ -68,5 +76,6 @@ Register it with an agent host, for example:
 		},
 	}
 	addPolicyFlags(cmd, &o)
+	cmd.Flags().String("session", "", "the session of the server's shells (default mcp-PID), to share with the command line (cshell allow --session, cshell ps)")
 	return cmd
 }

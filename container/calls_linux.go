@@ -1,0 +1,243 @@
+package container
+
+import (
+	"encoding/binary"
+	"errors"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The calls the syscall filter hands over (seccomp_linux.c, "G" at the
+// socket factory): a shell's outbound connects and its new user
+// namespaces. cshell answers them from the host, as the filter's listener
+// holder; nothing here runs inside the shell.
+
+// Calls says what to do with the calls handed over.
+type Calls struct {
+	// Userns hears of a refused new user namespace ("unshare" or
+	// "clone"), the first one only; the call fails with EPERM.
+	Userns func(call string)
+	// Connect answers a connect to an address outside the shell's
+	// loopback: 0, an errno for the call to fail with, or Continue.
+	Connect func(c *ConnectCall) int
+}
+
+// Continue lets the kernel go on with the call as the caller made it.
+const Continue = -1
+
+// ConnectCall is one connect handed over.
+type ConnectCall struct {
+	// Dest is the address asked for, copied once from the caller's
+	// memory: the call is never let go on after it was judged, so a
+	// caller that changes the memory meanwhile changes nothing.
+	Dest netip.AddrPort
+	// Socket duplicates the caller's socket (pidfd_getfd) into this
+	// process; the connect made on it is the caller's.
+	Socket func() (*os.File, error)
+}
+
+// seccomp_notif and seccomp_notif_resp (linux/seccomp.h).
+type notif struct {
+	id    uint64
+	pid   uint32
+	flags uint32
+	nr    int32
+	arch  uint32
+	ip    uint64
+	args  [6]uint64
+}
+
+type notifResp struct {
+	id    uint64
+	val   int64
+	error int32
+	flags uint32
+}
+
+// ServeCalls answers the calls handed over on listener until the shell
+// ends (the listener hangs up) or stop is closed; it owns the listener.
+// Each call is answered in a goroutine of its own: a connect may wait for
+// its destination, or for a grant.
+func ServeCalls(listener *os.File, c Calls, stop <-chan struct{}) {
+	defer listener.Close()
+	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		return
+	}
+	defer unix.Close(wake)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-stop:
+			_, _ = unix.Write(wake, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+		case <-done:
+		}
+	}()
+	fd := int(listener.Fd())
+	var told sync.Once
+	var inflight sync.WaitGroup
+	defer inflight.Wait()
+	for {
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(wake), Events: unix.POLLIN}}
+		if _, err := unix.Poll(pfd, -1); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return
+		}
+		if pfd[1].Revents != 0 || pfd[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
+			return // stopped, or no task is left under the filter
+		}
+		if pfd[0].Revents&unix.POLLIN == 0 {
+			continue
+		}
+		var n notif
+		if err := ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&n)); err != nil {
+			if err == unix.EINTR || err == unix.ENOENT {
+				continue // taken back: the caller was killed meanwhile
+			}
+			return
+		}
+		inflight.Add(1)
+		go func() {
+			defer inflight.Done()
+			answer(fd, n, c, &told)
+		}()
+	}
+}
+
+func ioctl(fd int, req uint, arg unsafe.Pointer) error {
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(arg))
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// answer answers one call.
+func answer(fd int, n notif, c Calls, told *sync.Once) {
+	r := notifResp{id: n.id}
+	switch int(n.nr) {
+	case unix.SYS_UNSHARE, unix.SYS_CLONE:
+		r.error = -int32(unix.EPERM)
+		if c.Userns != nil {
+			call := "clone"
+			if int(n.nr) == unix.SYS_UNSHARE {
+				call = "unshare"
+			}
+			told.Do(func() { c.Userns(call) })
+		}
+	case unix.SYS_CONNECT:
+		switch v := connect(fd, n, c); v {
+		case Continue:
+			r.flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
+		default:
+			r.error = -int32(v)
+		}
+	default:
+		r.error = -int32(unix.ENOSYS)
+	}
+	_ = ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r)) // ENOENT: the caller is gone
+}
+
+// valid reports whether the call is still waiting (its caller alive, so
+// its pid still names it).
+func valid(fd int, id uint64) bool {
+	return ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
+}
+
+// connect judges one connect: an address that stays inside the shell (a
+// unix socket, loopback, anything not IPv4 or IPv6) goes on as asked;
+// the rest goes to c.Connect.
+func connect(fd int, n notif, c Calls) int {
+	pid, sockfd, ptr, size := int(n.pid), int(n.args[0]), uintptr(n.args[1]), int(n.args[2])
+	if size != 16 && size != 28 || ptr == 0 {
+		return Continue
+	}
+	buf := make([]byte, size)
+	got, err := unix.ProcessVMReadv(pid, []unix.Iovec{{Base: &buf[0], Len: uint64(size)}},
+		[]unix.RemoteIovec{{Base: ptr, Len: size}}, 0)
+	if !valid(fd, n.id) {
+		return int(unix.EINTR) // the caller is gone; the answer goes nowhere
+	}
+	if err != nil || got != size {
+		// Unreadable (a process that made itself undumpable): the
+		// connect goes on as asked, and the namespace has no route out.
+		return Continue
+	}
+	dest, ok := parseSockaddr(buf)
+	if !ok || c.Connect == nil || stays(dest.Addr()) {
+		return Continue
+	}
+	call := &ConnectCall{Dest: dest, Socket: func() (*os.File, error) { return takeSocket(fd, n.id, pid, sockfd) }}
+	return c.Connect(call)
+}
+
+// stays reports whether an address never leaves the shell: loopback and
+// the unspecified address (this machine, which is the shell's own).
+func stays(a netip.Addr) bool {
+	a = a.Unmap()
+	return !a.IsValid() || a.IsLoopback() || a.IsUnspecified()
+}
+
+// parseSockaddr reads a sockaddr_in or sockaddr_in6 (the family in the
+// host's byte order, the port in the network's).
+func parseSockaddr(b []byte) (netip.AddrPort, bool) {
+	family := binary.NativeEndian.Uint16(b[0:2])
+	port := binary.BigEndian.Uint16(b[2:4])
+	switch {
+	case family == unix.AF_INET && len(b) >= 8:
+		return netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[4:8])), port), true
+	case family == unix.AF_INET6 && len(b) >= 24:
+		return netip.AddrPortFrom(netip.AddrFrom16([16]byte(b[8:24])), port), true
+	}
+	return netip.AddrPort{}, false
+}
+
+// takeSocket duplicates the caller's descriptor sockfd: a pidfd of the
+// calling thread (the call still waiting proves the pid names it), then
+// pidfd_getfd.
+func takeSocket(fd int, id uint64, tid, sockfd int) (*os.File, error) {
+	pidfd, err := unix.PidfdOpen(tid, unix.O_EXCL) // PIDFD_THREAD (Linux 6.9)
+	if err != nil {
+		// An older kernel: the thread group's leader, which shares the
+		// caller's descriptors unless it unshared them.
+		tgid, terr := threadGroup(tid)
+		if terr != nil {
+			return nil, err
+		}
+		if pidfd, err = unix.PidfdOpen(tgid, 0); err != nil {
+			return nil, err
+		}
+	}
+	defer unix.Close(pidfd)
+	if !valid(fd, id) {
+		return nil, errors.New("the caller is gone")
+	}
+	s, err := unix.PidfdGetfd(pidfd, sockfd, 0)
+	if err != nil {
+		return nil, err
+	}
+	unix.CloseOnExec(s)
+	return os.NewFile(uintptr(s), "socket"), nil
+}
+
+func threadGroup(tid int) (int, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Tgid:"); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return 0, errors.New("no Tgid")
+}
