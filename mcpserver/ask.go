@@ -13,12 +13,15 @@ import (
 )
 
 // A shell of the server refused a host: the server asks the user through
-// the client (elicitation, for a client that declared it when it opened
-// with initialize), while the request waits (askHold). The answer is a
-// grant: for that shell a while ("once"), for the session, or a refusal,
-// which ends the wait. A client of 2026-07-28 has no way to be asked
-// outside a request, and a client without elicitation none at all: their
-// shells' refusals fail at once, as without a server.
+// the client, while the request waits (askHold). A foreground call asks
+// in its own round trips (input requests: 2026-07-28 clients answer them
+// and call again, and for older ones the SDK elicits and calls again);
+// a background shell's refusal is asked about with an elicitation request
+// of the server's, which only a client that opened with initialize takes.
+// The answer is a grant: for that shell a while ("once"), for the
+// session, or a refusal, which ends the wait. Clients without elicitation
+// are never asked, and 2026-07-28 clients not about background shells:
+// those refusals fail at once, as without a server.
 
 // askHold is how long a refused request of a server that can ask waits
 // for the answer, unless the configuration says (network.askSeconds).
@@ -47,8 +50,9 @@ const (
 	answerDeny    = "deny"
 )
 
-// ask asks the user about one refused host of one of the server's shells,
-// at most one question per host and port at a time.
+// ask asks the user about one refused host of one of the server's
+// background shells (a foreground call asks in its own round trips:
+// foreground.go), at most one question per host and port at a time.
 func (s *server) ask(ctx context.Context, n shells.Notice) {
 	key := net.JoinHostPort(n.Host, strconv.Itoa(n.Port))
 	s.mu.Lock()
@@ -64,39 +68,58 @@ func (s *server) ask(ctx context.Context, n shells.Notice) {
 		delete(s.asking, key)
 		s.mu.Unlock()
 	}()
-	who := "a foreground command"
-	if n.ID != "" {
-		who = "shell " + n.ID
-	}
-	msg := fmt.Sprintf("%s (%s) wants %s, which it may not reach. Allow it once (for a minute, this shell), for this session, or deny?",
-		who, shells.Sanitize(n.Command), key)
 	actx, cancel := context.WithTimeout(ctx, askHold)
 	defer cancel()
-	res, err := ss.Elicit(actx, &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: map[string]any{
+	res, err := ss.Elicit(actx, question("shell "+n.ID, n.Command, key))
+	if err != nil {
+		return // no answer (the client cannot, or took too long): the wait ends by itself
+	}
+	s.answer(n.ID, key, res)
+}
+
+// question is what the user is asked about a refused host.
+func question(who, command, key string) *mcp.ElicitParams {
+	msg := fmt.Sprintf("%s (%s) wants %s, which it may not reach. Allow it once (for a minute), for this session, or deny?",
+		who, shells.Sanitize(command), key)
+	return &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: map[string]any{
 		"type": "object",
 		"properties": map[string]any{
 			"decision": map[string]any{"type": "string", "title": "Network access for " + key,
 				"enum": []string{answerOnce, answerSession, answerDeny}, "enumNames": []string{"Allow once", "Allow for this session", "Deny"}},
 		},
 		"required": []string{"decision"},
-	}})
+	}}
+}
+
+// answer records the user's answer about key for a shell ("" for a
+// foreground call: the session): anything but an accepted allow denies.
+func (s *server) answer(shell, key string, res *mcp.ElicitResult) {
 	decision := answerDeny
-	if err == nil && res != nil && res.Action == "accept" {
+	if res != nil && res.Action == "accept" {
 		if d, ok := res.Content["decision"].(string); ok {
 			decision = d
 		}
-	} else if err != nil {
-		return // no answer (the client cannot, or took too long): the wait ends by itself
 	}
+	var err error
 	switch decision {
 	case answerSession:
 		_, err = s.m.Allow(s.session, []string{key})
 	case answerOnce:
-		err = s.m.Answer(s.session, n.ID, key, false, onceFor)
+		err = s.m.Answer(s.session, shell, key, false, onceFor)
 	default:
-		err = s.m.Answer(s.session, n.ID, key, true, onceFor)
+		err = s.m.Answer(s.session, shell, key, true, onceFor)
 	}
 	if err != nil && s.o.Run.Log != nil {
 		s.o.Run.Log.Warn("the answer to a network question was not recorded", "host", key, "err", err)
 	}
+}
+
+// canAskIn reports whether a call's client takes elicitation: in its
+// round trips (2026-07-28) or as a request of the server's (before).
+func canAskIn(req *mcp.CallToolRequest) bool {
+	if req == nil || req.Params == nil {
+		return false
+	}
+	caps := req.ClientCapabilities()
+	return caps != nil && caps.Elicitation != nil
 }

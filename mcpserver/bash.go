@@ -63,8 +63,12 @@ func (s *server) bash(ctx context.Context, req *mcp.CallToolRequest, a BashArgs)
 	o.Timeout = time.Duration(a.Timeout * float64(time.Second))
 	o.Session = s.session
 	o.Words = words
-	if s.canAsk() {
-		o.Ask = askHold // a refused request waits while the user is asked
+	// A refused request waits while the user is asked: about a background
+	// shell with an elicitation of the server's, about a foreground call
+	// in its own round trips (not for a 2025-11-25 task: nobody waits on
+	// that call to ask).
+	if a.RunInBackground && s.canAsk() || !a.RunInBackground && !mcptasks.Asked(req) && canAskIn(req) {
+		o.Ask = askHold
 	}
 	if a.Cwd != "" {
 		start, err := policy.StartDir(s.workdir, a.Cwd)
@@ -80,8 +84,7 @@ func (s *server) bash(ctx context.Context, req *mcp.CallToolRequest, a BashArgs)
 		if mcptasks.Asked(req) { // a 2025-11-25 client asked for a task: it gets one
 			return s.foregroundTask(req, o)
 		}
-		res := s.foreground(ctx, req, o)
-		return res, nil, nil
+		return s.foreground(ctx, req, o), nil, nil
 	}
 	ready, err := readyOptions(a)
 	if err != nil {
@@ -182,42 +185,6 @@ func readyOptions(a BashArgs) (*shells.ReadyOptions, error) {
 	return r, nil
 }
 
-// foreground runs a command to its end and returns its output and code;
-// with a progress token it says how it goes meanwhile.
-func (s *server) foreground(ctx context.Context, req *mcp.CallToolRequest, o shells.RunOptions) *mcp.CallToolResult {
-	if o.Timeout == 0 {
-		o.Timeout = defaultToolTimeout
-	}
-	devnull, err := os.Open(os.DevNull)
-	if err != nil {
-		r, _, _ := toolError(err)
-		return r
-	}
-	defer devnull.Close()
-	out := &tailBuffer{max: maxToolOutput}
-	o.Stdin, o.Stdout, o.Stderr = devnull, out, out
-	if req != nil && req.Session != nil {
-		if tok := req.Params.GetProgressToken(); tok != nil {
-			stop := progress(ctx, req.Session, tok, out)
-			defer stop()
-		}
-	}
-	code, err := shells.Run(ctx, o)
-	if err != nil {
-		r, _, _ := toolError(err)
-		return r
-	}
-	text := shells.Visible(out.String(), false)
-	if out.cut > 0 {
-		text = fmt.Sprintf("[%d characters cut from the start; the last %d follow]\n", out.cut, maxToolOutput) + text
-	}
-	if text != "" && !strings.HasSuffix(text, "\n") {
-		text += "\n"
-	}
-	text += fmt.Sprintf("exit code %d", code)
-	return s.result(text)
-}
-
 // foregroundTask runs a foreground call as a task: a 2025-11-25 client
 // that asks for one on every call of a tool that takes tasks (the npm
 // SDK's callToolStream does) waits for the output by polling.
@@ -235,7 +202,7 @@ func (s *server) foregroundTask(req *mcp.CallToolRequest, o shells.RunOptions) (
 	}
 	go func() {
 		defer cancel()
-		res := s.foreground(ctx, nil, o)
+		res := s.runForeground(ctx, nil, o, nil)
 		summary := "ended"
 		if len(res.Content) > 0 {
 			if tc, ok := res.Content[0].(*mcp.TextContent); ok {

@@ -47,7 +47,7 @@ func (s *server) watchNotices(ctx context.Context) {
 	start := time.Now()
 	_ = s.m.Events(ctx, true, func(n shells.Notice, _ []byte) {
 		if n.Refused() {
-			if n.Session == s.session && n.Time.After(start) && s.canAsk() {
+			if n.ID != "" && n.Session == s.session && n.Time.After(start) && s.canAsk() {
 				go s.ask(ctx, n)
 			}
 			return

@@ -61,6 +61,7 @@ type server struct {
 	calls   map[string]context.CancelFunc
 	nCalls  int             // foreground calls run as tasks
 	asking  map[string]bool // hosts the user is being asked about
+	runs    map[string]*fgRun
 	mcp     *mcp.ServerSession
 }
 
@@ -91,7 +92,7 @@ func Serve(ctx context.Context, m *shells.Manager, o Options) error {
 		session = fmt.Sprintf("mcp-%d", os.Getpid())
 	}
 	s := &server{m: m, o: o, session: session, notify: cfg.Notify(), workdir: fsys.Workdir,
-		ctx: ctx, mine: map[string]string{}, calls: map[string]context.CancelFunc{}, asking: map[string]bool{}}
+		ctx: ctx, mine: map[string]string{}, calls: map[string]context.CancelFunc{}, asking: map[string]bool{}, runs: map[string]*fgRun{}}
 	var taskTools []string
 	caps := &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}
 	if s.notify == policy.DefaultNotify { // wake: a background shell may be a task

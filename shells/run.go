@@ -68,6 +68,9 @@ type RunOptions struct {
 	// configuration sets no network.askSeconds (the MCP server, whose
 	// client can ask its user, holds them a while).
 	Ask time.Duration
+	// Asking hears of each request of a foreground shell that starts to
+	// wait for a grant (the MCP server asks its user then).
+	Asking func(host string, port int)
 
 	// ConfigFile is the global configuration file in use (it may not
 	// exist): shells may read it but never change it.
@@ -152,6 +155,9 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 			so.Proxy.Rules = p.rules.WithGrants(m.grantsFor(o.Session, ""), p.ask)
 			so.Proxy.Record = recordAndTell(violationNote(o.Stderr), tell)
 			so.Proxy.Asking = tell
+			if o.Asking != nil {
+				so.Proxy.Asking = func(host string, port int) { tell(host, port); o.Asking(host, port) }
+			}
 		}
 	}
 

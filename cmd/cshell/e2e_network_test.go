@@ -283,16 +283,27 @@ func TestHeldRequests(t *testing.T) {
 	}
 }
 
-// TestServeAsksTheUser: a serve client that can be asked (elicitation,
-// 2025-11-25) is asked about a refused host; "allow for this session" lets
-// the held request through, and later ones too without a question.
+// TestServeAsksTheUser: a serve client that can be asked is asked about
+// a refused host, in each protocol generation: the 2026-07-28 client
+// answers the call's input request and calls again (the Go SDK's client
+// does that by itself), the 2025-11-25 one an elicitation request.
+// "Allow for this session" lets the held request through, and later ones
+// too without a question; a background shell's refusal is asked about
+// too (2025-11-25: only a client that opened with initialize takes a
+// request of the server's outside a call).
 func TestServeAsksTheUser(t *testing.T) {
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) { testServeAsks(t, version) })
+	}
+}
+
+func testServeAsks(t *testing.T, version string) {
 	_, hp := remote(t)
+	addr, port, _ := strings.Cut(hp, ":")
 	var mu sync.Mutex
 	var asked []string
-	answer := "session"
 	state := t.TempDir()
-	cmd := exec.Command(cshellBin, "--state-dir", state, "serve", "--session", "asked")
+	cmd := exec.Command(cshellBin, "--state-dir", state, "serve", "--session", "asked", "--add-host", "bg.test:"+addr)
 	cmd.Dir = t.TempDir()
 	cmd.Stderr = os.Stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "cshell-e2e", Version: "1"}, &mcp.ClientOptions{
@@ -300,41 +311,65 @@ func TestServeAsksTheUser(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			asked = append(asked, r.Params.Message)
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": answer}}, nil
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "session"}}, nil
 		},
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { cs.Close(); waitSupervisors(t, state) }()
+	if got := cs.InitializeResult().ProtocolVersion; got != version {
+		t.Fatalf("negotiated %s, want %s", got, version)
+	}
+	questions := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), asked...)
+	}
 	fetch := "curl -s --noproxy '*' -o /dev/null -w '%{http_code}' http://" + hp + "/hello"
-	bash := func() string {
-		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": fetch}})
+	bash := func(args map[string]any) string {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: args})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return r.Content[0].(*mcp.TextContent).Text
 	}
-	if got := bash(); got != "200\nexit code 0" {
+	if got := bash(map[string]any{"command": "echo before; " + fetch}); got != "before\n200\nexit code 0" {
 		t.Errorf("the held request after the answer: %q", got)
 	}
-	mu.Lock()
-	if len(asked) != 1 || !strings.Contains(asked[0], hp) || !strings.Contains(asked[0], "curl") {
-		t.Errorf("questions: %q", asked)
+	if q := questions(); len(q) != 1 || !strings.Contains(q[0], hp) || !strings.Contains(q[0], "curl") {
+		t.Errorf("questions: %q", q)
 	}
-	mu.Unlock()
-	if got := bash(); got != "200\nexit code 0" {
+	if got := bash(map[string]any{"command": fetch}); got != "200\nexit code 0" {
 		t.Errorf("a later request: %q", got)
 	}
-	mu.Lock()
-	if len(asked) != 1 {
-		t.Errorf("asked again: %q", asked)
+	if q := questions(); len(q) != 1 {
+		t.Errorf("asked again: %q", q)
 	}
-	mu.Unlock()
 	if r := run(t, call{args: []string{"--state-dir", state, "allow", "--list", "--session", "asked"}}); !strings.Contains(r.stdout, "allowed "+hp) {
 		t.Errorf("the session's grants: %+v", r)
+	}
+	if version != "2025-11-25" {
+		return
+	}
+	// A background shell's refused name: the name resolves while the
+	// user is asked, and its connect waits for the answer.
+	text := bash(map[string]any{"command": "curl -s --noproxy '*' -o /dev/null -w '%{http_code}\\n' http://bg.test:" + port + "/hello; sleep 300", "run_in_background": true})
+	if !strings.HasPrefix(text, "started shell 1") {
+		t.Fatalf("background: %q", text)
+	}
+	var out string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && !strings.Contains(out, "200"); time.Sleep(200 * time.Millisecond) {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash_output", Arguments: map[string]any{"bash_id": "1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out += r.Content[0].(*mcp.TextContent).Text
+	}
+	if q := questions(); !strings.Contains(out, "200") || len(q) != 2 || !strings.Contains(q[1], "shell 1") || !strings.Contains(q[1], "bg.test:"+port) {
+		t.Errorf("background: output %q, questions %q", out, q)
 	}
 }
