@@ -45,14 +45,16 @@ type Egress struct {
 	// DialTimeout bounds a dial (default 30 s).
 	DialTimeout time.Duration
 
-	mu      sync.Mutex
-	flows   map[netip.AddrPort]*pending       // by the caller's own address
-	udp     map[netip.AddrPort]netip.AddrPort // the sink's callers: own address -> destination
-	sink4   netip.AddrPort
-	sink6   netip.AddrPort
-	port4   uint16
-	port6   uint16 // 0: no ::1 listener (a namespace without IPv6)
-	splicer *Splicer
+	ctx      context.Context
+	mu       sync.Mutex
+	flows    map[netip.AddrPort]*pending       // by the caller's own address
+	udp      map[netip.AddrPort]netip.AddrPort // the sink's callers: own address -> destination
+	port4    uint16
+	v6Once   sync.Once
+	port6    uint16 // 0: no ::1 listener (a namespace without IPv6)
+	sinkOnce [2]sync.Once
+	sinks    [2]netip.AddrPort // IPv4, IPv6
+	splicer  *Splicer
 }
 
 // pending is a connection on its way: the caller's socket connects to the
@@ -68,11 +70,14 @@ type pending struct {
 // flowTimeout drops a flow whose connection never arrived.
 const flowTimeout = 30 * time.Second
 
-// Serve listens inside and carries each connection until ctx ends.
+// Serve listens inside and carries each connection until ctx ends. The
+// ::1 listener and the UDP sinks are made when first needed: each costs a
+// request to the shell's init, and a shell's start waits for them.
 func (e *Egress) Serve(ctx context.Context) error {
 	if e.DialTimeout == 0 {
 		e.DialTimeout = 30 * time.Second
 	}
+	e.ctx = ctx
 	e.flows = map[netip.AddrPort]*pending{}
 	e.udp = map[netip.AddrPort]netip.AddrPort{}
 	l4, err := e.Factory.Listen(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), 0))
@@ -80,37 +85,12 @@ func (e *Egress) Serve(ctx context.Context) error {
 		return err
 	}
 	e.port4 = l4.Addr().(*net.TCPAddr).AddrPort().Port()
-	ls := []net.Listener{l4}
-	if l6, err := e.Factory.Listen(netip.AddrPortFrom(netip.IPv6Loopback(), 0)); err == nil {
-		ls = append(ls, l6) // a namespace without IPv6 has none
-		e.port6 = l6.Addr().(*net.TCPAddr).AddrPort().Port()
-	}
 	if e.splicer, err = NewSplicer(15 * time.Minute); err != nil {
-		for _, l := range ls {
-			l.Close()
-		}
+		l4.Close()
 		return err
 	}
-	for _, l := range ls {
-		go e.accept(ctx, l)
-	}
-	for _, a := range []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()} {
-		c, err := e.Factory.ListenUDP(netip.AddrPortFrom(a, 0))
-		if err != nil {
-			continue
-		}
-		if a.Is4() {
-			e.sink4 = c.LocalAddr().(*net.UDPAddr).AddrPort()
-		} else {
-			e.sink6 = c.LocalAddr().(*net.UDPAddr).AddrPort()
-		}
-		go e.sink(ctx, c)
-	}
-	go func() {
-		<-ctx.Done()
-		for _, l := range ls {
-			l.Close()
-		}
+	e.serveListener(l4)
+	context.AfterFunc(ctx, func() {
 		e.splicer.Close()
 		e.mu.Lock()
 		for k, f := range e.flows {
@@ -120,8 +100,43 @@ func (e *Egress) Serve(ctx context.Context) error {
 			delete(e.flows, k)
 		}
 		e.mu.Unlock()
-	}()
+	})
 	return nil
+}
+
+func (e *Egress) serveListener(l net.Listener) {
+	context.AfterFunc(e.ctx, func() { l.Close() })
+	go e.accept(e.ctx, l)
+}
+
+// v6Port is the ::1 listener's port, made on first use; 0 in a namespace
+// without IPv6.
+func (e *Egress) v6Port() uint16 {
+	e.v6Once.Do(func() {
+		if l6, err := e.Factory.Listen(netip.AddrPortFrom(netip.IPv6Loopback(), 0)); err == nil {
+			e.port6 = l6.Addr().(*net.TCPAddr).AddrPort().Port()
+			e.serveListener(l6)
+		}
+	})
+	return e.port6
+}
+
+// sinkAddr is the UDP sink of a family, made on first use (invalid when
+// it cannot be).
+func (e *Egress) sinkAddr(v6 bool) netip.AddrPort {
+	i, a := 0, netip.MustParseAddr("127.0.0.1")
+	if v6 {
+		i, a = 1, netip.IPv6Loopback()
+	}
+	e.sinkOnce[i].Do(func() {
+		c, err := e.Factory.ListenUDP(netip.AddrPortFrom(a, 0))
+		if err != nil {
+			return
+		}
+		e.sinks[i] = c.LocalAddr().(*net.UDPAddr).AddrPort()
+		go e.sink(e.ctx, c)
+	})
+	return e.sinks[i]
 }
 
 func (e *Egress) accept(ctx context.Context, l net.Listener) {
@@ -254,8 +269,10 @@ func (e *Egress) Connect(ctx context.Context, sock *os.File, dest netip.AddrPort
 	e.flows[local] = f
 	e.mu.Unlock()
 	target := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), e.port4)
-	if domain == unix.AF_INET6 && e.port6 != 0 && !local.Addr().Is4() {
-		target = netip.AddrPortFrom(netip.IPv6Loopback(), e.port6)
+	if domain == unix.AF_INET6 && !local.Addr().Is4() {
+		if p := e.v6Port(); p != 0 {
+			target = netip.AddrPortFrom(netip.IPv6Loopback(), p)
+		}
 	}
 	err = unix.Connect(fd, e.sockaddrFor(domain, target))
 	if err != nil && err != unix.EINPROGRESS {
@@ -276,9 +293,11 @@ func (e *Egress) toSink(fd, domain int, dest netip.AddrPort) int {
 	if err != nil {
 		return errnoOf(err)
 	}
-	target := e.sink4
-	if domain == unix.AF_INET6 && e.sink6.IsValid() && !local.Addr().Is4() {
-		target = e.sink6
+	target := e.sinkAddr(false)
+	if domain == unix.AF_INET6 && !local.Addr().Is4() {
+		if t := e.sinkAddr(true); t.IsValid() {
+			target = t
+		}
 	}
 	if !target.IsValid() {
 		return int(unix.ENETUNREACH)

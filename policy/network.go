@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -229,10 +230,26 @@ func ownAddr(a netip.Addr) bool {
 
 // interfaceAddrs lists the addresses of this machine's interfaces (a
 // variable for tests).
-var interfaceAddrs = func() []netip.Addr {
+var interfaceAddrs = cachedInterfaceAddrs
+
+// The interfaces' addresses, asked of the kernel (a netlink dump, some
+// hundred microseconds) at most once a second: every connection a shell
+// makes is checked against them.
+var ifaces struct {
+	mu    sync.Mutex
+	at    time.Time
+	addrs []netip.Addr
+}
+
+func cachedInterfaceAddrs() []netip.Addr {
+	ifaces.mu.Lock()
+	defer ifaces.mu.Unlock()
+	if time.Since(ifaces.at) < time.Second {
+		return ifaces.addrs
+	}
 	addrs, err := net.InterfaceAddrs()
 	if err != nil {
-		return nil
+		return ifaces.addrs
 	}
 	var out []netip.Addr
 	for _, x := range addrs {
@@ -242,6 +259,7 @@ var interfaceAddrs = func() []netip.Addr {
 			}
 		}
 	}
+	ifaces.addrs, ifaces.at = out, time.Now()
 	return out
 }
 

@@ -114,14 +114,13 @@ func policyDialer(p *Proxy) func(context.Context, string, int) (net.Conn, error)
 func dialChecked(ctx context.Context, rules *policy.Rules, hosts map[string]netip.Addr, host string, port int) (net.Conn, error) {
 	h, _ := policy.NormalizeHost(host)
 	var addrs []netip.Addr
-	var d net.Dialer
 	if a, ok := hosts[h]; ok {
 		// The user named the address (--add-host): it may be this
 		// machine's own; only network.deny still refuses it.
 		if denied, why := rules.DeniesAddr(h, a, port); denied {
 			return nil, &netrelay.Refusal{Rule: why}
 		}
-		return d.DialContext(ctx, "tcp", netip.AddrPortFrom(a, uint16(port)).String())
+		return dialAddr(ctx, netip.AddrPortFrom(a, uint16(port)))
 	}
 	if a, err := netip.ParseAddr(h); err == nil {
 		addrs = []netip.Addr{a}
@@ -139,7 +138,7 @@ func dialChecked(ctx context.Context, rules *policy.Rules, hosts map[string]neti
 			refusal = why
 			continue
 		}
-		c, err := d.DialContext(ctx, "tcp", netip.AddrPortFrom(a.Unmap(), uint16(port)).String())
+		c, err := dialAddr(ctx, netip.AddrPortFrom(a.Unmap(), uint16(port)))
 		if err == nil {
 			return c, nil
 		}

@@ -10,7 +10,7 @@
 #   transparent  cshell run -- curl --noproxy '*' (the egress: the connect
 #                handed over by the syscall filter, spliced by cshell)
 #
-# and connections per second (python, 2000 connects, each closed at once):
+# and connections per second (python, 500 connects, each closed at once: few enough that TIME_WAIT never runs out of ports):
 #   loop-off     to a server on the shell's own loopback, in a shell whose
 #                filter hands nothing over (no proxy: network.allowGrants
 #                false, nothing allowed)
@@ -28,7 +28,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SIZE=$((1 << 30))
-CONNS=2000
+CONNS=500
 TEST_USER=${TEST_USER:-cshelltest}
 [ $# -le 1 ] || die "usage: bash hack/bench/egress.sh [ROUNDS]  (default 5)"
 parse_rounds 5 5 "${1:-}"
