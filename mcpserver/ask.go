@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"strconv"
@@ -16,8 +17,10 @@ import (
 // the client, while the request waits (askHold). A foreground call asks
 // in its own round trips (input requests: 2026-07-28 clients answer them
 // and call again, and for older ones the SDK elicits and calls again);
-// a background shell's refusal is asked about with an elicitation request
-// of the server's, which only a client that opened with initialize takes.
+// a background shell's refusal is asked about by its task where it is one
+// of a 2026-07-28 client that takes elicitation (input_required, answered
+// with tasks/update), else with an elicitation request of the server's,
+// which only a client that opened with initialize takes.
 // The answer is a grant: for that shell a while ("once"), for the
 // session, or a refusal, which ends the wait. Clients without elicitation
 // are never asked, and 2026-07-28 clients not about background shells:
@@ -53,7 +56,7 @@ const (
 // ask asks the user about one refused host of one of the server's
 // background shells (a foreground call asks in its own round trips:
 // foreground.go), at most one question per host and port at a time.
-func (s *server) ask(ctx context.Context, n shells.Notice) {
+func (s *server) ask(ctx context.Context, n shells.Notice, inTask bool) {
 	key := net.JoinHostPort(n.Host, strconv.Itoa(n.Port))
 	s.mu.Lock()
 	if s.asking[key] {
@@ -70,9 +73,23 @@ func (s *server) ask(ctx context.Context, n shells.Notice) {
 	}()
 	actx, cancel := context.WithTimeout(ctx, askHold)
 	defer cancel()
-	res, err := ss.Elicit(actx, question("shell "+n.ID, n.Command, key))
-	if err != nil {
-		return // no answer (the client cannot, or took too long): the wait ends by itself
+	q := question("shell "+n.ID, n.Command, key)
+	var res *mcp.ElicitResult
+	if inTask {
+		// The shell's task asks (input_required, answered by tasks/update).
+		raw, err := s.tasks.Ask(actx, taskPrefix+n.ID, "elicitation/create", q)
+		if err != nil {
+			return
+		}
+		res = &mcp.ElicitResult{}
+		if json.Unmarshal(raw, res) != nil {
+			res = nil // not an answer: deny
+		}
+	} else {
+		var err error
+		if res, err = ss.Elicit(actx, q); err != nil {
+			return // no answer (the client cannot, or took too long): the wait ends by itself
+		}
 	}
 	s.answer(n.ID, key, res)
 }

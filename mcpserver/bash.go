@@ -67,7 +67,9 @@ func (s *server) bash(ctx context.Context, req *mcp.CallToolRequest, a BashArgs)
 	// shell with an elicitation of the server's, about a foreground call
 	// in its own round trips (not for a 2025-11-25 task: nobody waits on
 	// that call to ask).
-	if a.RunInBackground && s.canAsk() || !a.RunInBackground && !mcptasks.Asked(req) && canAskIn(req) {
+	tell := s.delivery(req)
+	taskAsks := a.RunInBackground && tell == byTask && !mcptasks.Asked(req) && canAskIn(req) // a 2026-07-28 task asks in its inputRequests
+	if a.RunInBackground && (s.canAsk() || taskAsks) || !a.RunInBackground && !mcptasks.Asked(req) && canAskIn(req) {
 		o.Ask = askHold
 	}
 	if a.Cwd != "" {
@@ -96,9 +98,9 @@ func (s *server) bash(ctx context.Context, req *mcp.CallToolRequest, a BashArgs)
 		return toolError(err)
 	}
 	meta := st.Meta
-	tell := s.delivery(req)
 	s.mu.Lock()
 	s.mine[meta.ID] = tell
+	s.taskAsks[meta.ID] = taskAsks
 	s.mu.Unlock()
 	if meta.Finished() { // ended at once: the answer is its end
 		return s.result(fmt.Sprintf("shell %s %s\n%s", meta.ID, meta.StatusLine, st.Output)), nil, nil

@@ -47,8 +47,14 @@ func (s *server) watchNotices(ctx context.Context) {
 	start := time.Now()
 	_ = s.m.Events(ctx, true, func(n shells.Notice, _ []byte) {
 		if n.Refused() {
-			if n.ID != "" && n.Session == s.session && n.Time.After(start) && s.canAsk() {
-				go s.ask(ctx, n)
+			if n.ID == "" || n.Session != s.session || !n.Time.After(start) {
+				return // a foreground call asks in its own round trips
+			}
+			s.mu.Lock()
+			inTask := s.taskAsks[n.ID]
+			s.mu.Unlock()
+			if inTask || s.canAsk() {
+				go s.ask(ctx, n, inTask)
 			}
 			return
 		}

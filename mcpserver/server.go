@@ -55,14 +55,15 @@ type server struct {
 	tasks   *mcptasks.Tasks
 	ctx     context.Context // the server's life
 
-	mu      sync.Mutex
-	mine    map[string]string // the shells this server started: how each one's end is told
-	pending []shells.Notice   // told with the next result
-	calls   map[string]context.CancelFunc
-	nCalls  int             // foreground calls run as tasks
-	asking  map[string]bool // hosts the user is being asked about
-	runs    map[string]*fgRun
-	mcp     *mcp.ServerSession
+	mu       sync.Mutex
+	mine     map[string]string // the shells this server started: how each one's end is told
+	pending  []shells.Notice   // told with the next result
+	calls    map[string]context.CancelFunc
+	nCalls   int             // foreground calls run as tasks
+	asking   map[string]bool // hosts the user is being asked about
+	taskAsks map[string]bool // background shells whose task asks its client (2026-07-28)
+	runs     map[string]*fgRun
+	mcp      *mcp.ServerSession
 }
 
 // words name the tools' arguments in cshell's sentences.
@@ -92,7 +93,7 @@ func Serve(ctx context.Context, m *shells.Manager, o Options) error {
 		session = fmt.Sprintf("mcp-%d", os.Getpid())
 	}
 	s := &server{m: m, o: o, session: session, notify: cfg.Notify(), workdir: fsys.Workdir,
-		ctx: ctx, mine: map[string]string{}, calls: map[string]context.CancelFunc{}, asking: map[string]bool{}, runs: map[string]*fgRun{}}
+		ctx: ctx, mine: map[string]string{}, calls: map[string]context.CancelFunc{}, asking: map[string]bool{}, taskAsks: map[string]bool{}, runs: map[string]*fgRun{}}
 	var taskTools []string
 	caps := &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}
 	if s.notify == policy.DefaultNotify { // wake: a background shell may be a task

@@ -22,6 +22,7 @@ package mcptasks
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -46,6 +47,9 @@ const (
 	Working   Status = "working"
 	Completed Status = "completed"
 	Cancelled Status = "cancelled"
+	// InputRequired is a working task with a question for the client
+	// (2026-07-28: its inputRequests, answered with tasks/update).
+	InputRequired Status = "input_required"
 )
 
 // _meta keys of the protocol: a tasks/result answer's task (2025-11-25),
@@ -95,6 +99,15 @@ type task struct {
 	updated time.Time
 	result  *mcp.CallToolResult // once completed
 	done    chan struct{}       // closed at the end
+	inputs  map[string]*question
+	asked   int // questions put so far: keys are never used twice
+}
+
+// question is one input request of a task, waiting for its answer.
+type question struct {
+	method string
+	params any
+	reply  chan json.RawMessage
 }
 
 // New returns an empty store.
@@ -228,6 +241,46 @@ func (t *Tasks) Known(id string) bool {
 	return t.tasks[id] != nil
 }
 
+// ErrNoInput means a task cannot ask its client: it was made for a
+// 2025-11-25 request (that form asks by requests of the server's own), or
+// it ended.
+var ErrNoInput = errors.New("the task cannot ask its client")
+
+// Ask puts a question to the client of a working task (2026-07-28: the
+// task is input_required, with the question in its inputRequests, until
+// the client answers with tasks/update) and returns the answer, or ctx's
+// error.
+func (t *Tasks) Ask(ctx context.Context, id, method string, params any) (json.RawMessage, error) {
+	t.mu.Lock()
+	tk := t.tasks[id]
+	if tk == nil || tk.legacy || tk.status != Working {
+		t.mu.Unlock()
+		return nil, ErrNoInput
+	}
+	tk.asked++
+	key := fmt.Sprintf("q%d", tk.asked)
+	q := &question{method: method, params: params, reply: make(chan json.RawMessage, 1)}
+	if tk.inputs == nil {
+		tk.inputs = map[string]*question{}
+	}
+	tk.inputs[key] = q
+	tk.updated = time.Now().UTC()
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		delete(tk.inputs, key)
+		t.mu.Unlock()
+	}()
+	select {
+	case r := <-q.reply:
+		return r, nil
+	case <-tk.done:
+		return nil, ErrNoInput
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // pollInterval suggests how often to ask: often while a task is young
 // (most short commands end then), rarely once it has run a while (a dev
 // server runs for hours).
@@ -247,8 +300,19 @@ const stamp = "2006-01-02T15:04:05.000Z07:00"
 // result (2026-07-28's tasks/get). Call with t.mu held.
 func (t *Tasks) wire(tk *task, modernForm bool) map[string]any {
 	poll := pollInterval(time.Since(tk.created)).Milliseconds()
-	m := map[string]any{"taskId": tk.id, "status": tk.status,
+	status := tk.status
+	if status == Working && len(tk.inputs) > 0 && modernForm {
+		status, poll = InputRequired, 500 // an answer is awaited
+	}
+	m := map[string]any{"taskId": tk.id, "status": status,
 		"createdAt": tk.created.Format(stamp), "lastUpdatedAt": tk.updated.Format(stamp)}
+	if status == InputRequired {
+		reqs := map[string]any{}
+		for k, q := range tk.inputs {
+			reqs[k] = map[string]any{"method": q.method, "params": q.params}
+		}
+		m["inputRequests"] = reqs
+	}
 	if tk.message != "" {
 		m["statusMessage"] = tk.message
 	}
@@ -285,7 +349,8 @@ func (t *Tasks) refresh(tk *task) {
 // idParams are the parameters of every task method.
 type idParams struct {
 	mcp.ParamsBase
-	TaskID string `json:"taskId"`
+	TaskID         string                     `json:"taskId"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"` // tasks/update
 }
 
 func (p *idParams) modern() bool {
@@ -417,16 +482,29 @@ func (t *Tasks) cancel(_ context.Context, _ *mcp.ServerSession, p *idParams) (*r
 	return &raw{fields: t.wire(tk, false)}, nil
 }
 
-// update answers tasks/update (2026-07-28). No task here ever asks for
-// input, so every response is to a request that is not outstanding, which
-// the extension says to ignore.
+// update answers tasks/update (2026-07-28): each response goes to the
+// question of its key; one to a key not outstanding (never asked,
+// answered already) is ignored, as the extension says.
 func (t *Tasks) update(_ context.Context, _ *mcp.ServerSession, p *idParams) (*raw, error) {
 	if !p.modern() {
 		return nil, notFound("tasks/update")
 	}
-	if _, err := t.find(p); err != nil {
+	tk, err := t.find(p)
+	if err != nil {
 		return nil, err
 	}
+	t.mu.Lock()
+	for k, r := range p.InputResponses {
+		if q := tk.inputs[k]; q != nil {
+			select {
+			case q.reply <- r:
+				delete(tk.inputs, k)
+				tk.updated = time.Now().UTC()
+			default:
+			}
+		}
+	}
+	t.mu.Unlock()
 	return &raw{fields: map[string]any{"resultType": "complete"}}, nil
 }
 

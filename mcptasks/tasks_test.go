@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -204,6 +205,9 @@ func TestLegacyTasks(t *testing.T) {
 	if f.tasks.Complete("job-1", nil, "") || f.tasks.Cancel("job-1", "late") {
 		t.Errorf("an ended task ended again")
 	}
+	if _, err := f.tasks.Ask(context.Background(), "job-1", "elicitation/create", nil); !errors.Is(err, ErrNoInput) {
+		t.Errorf("Ask of a 2025-11-25 task: %v", err)
+	}
 
 	// Cancelled by the client: at once, the work stopped after.
 	result(t, c.call("tools/call", line{"name": "work", "arguments": line{}, "task": line{}}))
@@ -257,6 +261,34 @@ func TestExtensionTasks(t *testing.T) {
 	}
 	if ack := result(t, c.call("tasks/update", line{"taskId": "job-1", "inputResponses": line{"x": line{}}, "_meta": with})); ack["resultType"] != "complete" {
 		t.Errorf("tasks/update: %v", ack)
+	}
+	// A question: input_required until tasks/update answers it.
+	answered := make(chan string, 1)
+	go func() {
+		r, err := f.tasks.Ask(context.Background(), "job-1", "elicitation/create", line{"message": "allow?"})
+		answered <- fmt.Sprint(string(r), err)
+	}()
+	var asking line
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if asking = result(t, c.call("tasks/get", line{"taskId": "job-1", "_meta": with})); asking["status"] == "input_required" {
+			break
+		}
+	}
+	reqs, _ := asking["inputRequests"].(line)
+	if asking["status"] != "input_required" || fmt.Sprint(reqs["q1"]) != "map[method:elicitation/create params:map[message:allow?]]" {
+		t.Fatalf("a task with a question: %v", asking)
+	}
+	result(t, c.call("tasks/update", line{"taskId": "job-1", "inputResponses": line{"q1": line{"action": "accept"}, "q9": line{}}, "_meta": with}))
+	select {
+	case a := <-answered:
+		if a != `{"action":"accept"}<nil>` {
+			t.Errorf("the answer: %s", a)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the answer never came")
+	}
+	if after := result(t, c.call("tasks/get", line{"taskId": "job-1", "_meta": with})); after["status"] != "working" || after["inputRequests"] != nil {
+		t.Errorf("after the answer: %v", after)
 	}
 	f.tasks.Complete("job-1", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the answer"}}, IsError: true}, "it failed")
 	got = result(t, c.call("tasks/get", line{"taskId": "job-1", "_meta": with}))

@@ -623,3 +623,45 @@ func TestServeProgress(t *testing.T) {
 		}
 	}
 }
+
+// TestServeExtensionTaskAsks: a background shell of a 2026-07-28 client
+// with the tasks extension and elicitation is refused a host; its task
+// turns input_required with the question, and the client's answer
+// (tasks/update, "allow for this session") lets the waiting connection
+// through: the task completes with the shell's output.
+func TestServeExtensionTaskAsks(t *testing.T) {
+	_, hp := remote(t)
+	c := startSpecClient(t)
+	meta := specMeta(true, nil)
+	meta["io.modelcontextprotocol/clientCapabilities"].(map[string]any)["elicitation"] = map[string]any{}
+	created := c.tool("bash", map[string]any{"command": "curl -s --noproxy '*' -o /dev/null -w 'got %{http_code}\\n' http://" + hp + "/hello", "run_in_background": true}, meta)
+	if created["resultType"] != "task" {
+		t.Fatalf("bash: %v", created)
+	}
+	id := fmt.Sprint(created["taskId"])
+	var got map[string]any
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if got = c.result("tasks/get", map[string]any{"taskId": id, "_meta": meta}); got["status"] != "working" {
+			break
+		}
+	}
+	reqs, _ := got["inputRequests"].(map[string]any)
+	if got["status"] != "input_required" || len(reqs) != 1 {
+		t.Fatalf("the task while its shell waits: %v", got)
+	}
+	var key string
+	for k, v := range reqs {
+		key = k
+		q := v.(map[string]any)
+		if q["method"] != "elicitation/create" || !strings.Contains(fmt.Sprint(q["params"]), hp) {
+			t.Errorf("the question: %v", q)
+		}
+	}
+	c.result("tasks/update", map[string]any{"taskId": id, "_meta": meta,
+		"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"decision": "session"}}}})
+	done := c.pollTask(id, 20*time.Second)
+	inline, _ := done["result"].(map[string]any)
+	if done["status"] != "completed" || !strings.Contains(contentText(inline), "got 200") {
+		t.Errorf("after the answer: %v", done)
+	}
+}
