@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
 
@@ -153,16 +154,82 @@ func collectGarbage(stateRoot string) {
 			continue
 		}
 		pid, err := strconv.Atoi(parts[1])
-		if err != nil || pid <= 0 || unix.Kill(pid, 0) != unix.ESRCH {
+		if err != nil || pid <= 0 {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || !ownerGone(pid, info.ModTime()) {
 			continue
 		}
 		if c, err := libcontainer.Load(stateRoot, e.Name()); err == nil {
 			_ = c.Signal(unix.SIGKILL)
+			// Destroy refuses a container whose init still runs: give the
+			// kill a moment to land.
+			for i := 0; i < 100; i++ {
+				if st, err := c.Status(); err != nil || st == libcontainer.Stopped {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 			_ = c.Destroy()
 		} else {
 			_ = os.RemoveAll(filepath.Join(stateRoot, e.Name()))
 		}
 	}
+}
+
+// ownerGone reports whether the cshell with this pid, which last wrote its
+// container's state at made, has died: no such process, a zombie its
+// parent has not reaped yet (an orphan waits for the machine's init, which
+// may be slow to reap), or a process that started after made, which
+// reuses the pid.
+func ownerGone(pid int, made time.Time) bool {
+	if unix.Kill(pid, 0) == unix.ESRCH {
+		return true
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	// The command name may hold spaces: fields start after the last ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return false
+	}
+	if f[0] == "Z" || f[0] == "X" {
+		return true
+	}
+	ticks, err := strconv.ParseUint(f[19], 10, 64)
+	boot := bootTime()
+	if err != nil || boot.IsZero() {
+		return false
+	}
+	// USER_HZ is 100 on every Linux architecture; btime has whole
+	// seconds, hence the slack.
+	started := boot.Add(time.Duration(ticks) * (time.Second / 100))
+	return started.After(made.Add(2 * time.Second))
+}
+
+// bootTime reads the machine's boot time from /proc/stat (zero when it
+// cannot).
+func bootTime() time.Time {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return time.Time{}
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "btime "); ok {
+			if sec, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+				return time.Unix(sec, 0)
+			}
+		}
+	}
+	return time.Time{}
 }
 
 // socketPair returns two connected unix stream sockets as files.
