@@ -73,27 +73,43 @@ cp cmd/cshell/testdata/mcpclient/{client.mjs,package.json,package-lock.json} "$w
 export CSHELL_MCP_CLIENT="$work/mcpclient/client.mjs"
 node --version
 
-step "a remote host for the network tests (network namespace $remote_ns, 198.18.0.2)"
 # The shells' outbound connections go to a server in a namespace of this
 # run's own, over a veth pair in the benchmark block 198.18.0.0/15: never
-# anywhere else. Removed when the run ends.
+# anywhere else. The run takes a /24 of that block that no address or route
+# on this machine already uses (another run, a benchmark), and removes it
+# all when it ends.
+net=
+for x in $(seq $(($$ % 200 + 1)) 254) $(seq 1 $(($$ % 200))); do
+	if ! ip -4 route show to match "198.18.$x.2" | grep -q "198\.18\.$x\." &&
+		! ip -4 -br addr | grep -q " 198\.18\.$x\."; then
+		net=198.18.$x
+		break
+	fi
+done
+[ -n "$net" ] || { echo "hack/test.sh: every 198.18.X.0/24 is in use on this machine; remove stale test namespaces (ip netns list)" >&2; exit 1; }
+remote=$net.2
+step "a remote host for the network tests (network namespace $remote_ns, $remote)"
 ip netns add "$remote_ns"
 ip link add "cse2e$$" type veth peer name eth0 netns "$remote_ns"
-ip addr add 198.18.0.1/24 dev "cse2e$$"
+ip addr add "$net.1/24" dev "cse2e$$"
 ip link set "cse2e$$" up
-ip -n "$remote_ns" addr add 198.18.0.2/24 dev eth0
+ip -n "$remote_ns" addr add "$remote/24" dev eth0
 ip -n "$remote_ns" link set eth0 up
 ip -n "$remote_ns" link set lo up
 mkdir "$work/remote"
 echo "hello from the remote" >"$work/remote/hello"
-ip netns exec "$remote_ns" python3 -m http.server 8080 --bind 198.18.0.2 --directory "$work/remote" >/dev/null 2>&1 &
+ip netns exec "$remote_ns" python3 -m http.server 8080 --bind "$remote" --directory "$work/remote" >"$work/remote.log" 2>&1 &
 remote_pid=$!
-for _ in $(seq 50); do
-	curl -fsS --noproxy '*' -o /dev/null http://198.18.0.2:8080/hello 2>/dev/null && break
+for _ in $(seq 100); do
+	curl -fsS --noproxy '*' -o /dev/null "http://$remote:8080/hello" 2>/dev/null && break
 	sleep 0.1
 done
-curl -fsS --noproxy '*' http://198.18.0.2:8080/hello
-export CSHELL_TEST_REMOTE=198.18.0.2:8080
+if ! curl -fsS --noproxy '*' "http://$remote:8080/hello"; then
+	echo "hack/test.sh: the test server in $remote_ns did not answer on $remote:8080; its log:" >&2
+	cat "$work/remote.log" >&2
+	exit 1
+fi
+export CSHELL_TEST_REMOTE=$remote:8080
 
 step "gofmt and go vet (linux, darwin, windows)"
 bad=$(gofmt -l .)
