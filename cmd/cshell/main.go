@@ -153,7 +153,9 @@ the working directory; secrets hidden; no network but loopback.`,
   cshell doctor`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       readBuildInfo().String(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.PersistentFlags().BoolVar(&g.json, "json", false, "machine-readable output on stdout")
 	root.PersistentFlags().StringVar(&g.stateDir, "state-dir", "", "where shells are recorded (default $CSHELL_STATE_DIR, $XDG_STATE_HOME/cshell or ~/.local/state/cshell)")
 	root.PersistentFlags().StringVar(&g.config, "config", "", "global config file (default $XDG_CONFIG_HOME/cshell/config.json or ~/.config/cshell/config.json)")
