@@ -21,8 +21,8 @@ func init() { MaybeInit() }
 
 func newTestRunner(t *testing.T) Runner {
 	t.Helper()
-	if missing := missingFeature(); missing != "" {
-		t.Skipf("containers cannot start here: %s", missing)
+	if rs := Restrictions(); len(rs) > 0 {
+		t.Skipf("containers cannot start here: %s", rs[0].Sentence())
 	}
 	r, err := New(Container)
 	if err != nil {

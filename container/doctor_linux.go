@@ -13,9 +13,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func checks() []Check {
+func checks(rs []Restriction) []Check {
 	var cs []Check
-	cs = append(cs, userNamespaces())
+	cs = append(cs, userNamespaces(rs))
 	cs = append(cs, subordinateIDs())
 	cs = append(cs, cgroups()...)
 	cs = append(cs, seccomp(), nesting(), limits())
@@ -23,7 +23,7 @@ func checks() []Check {
 }
 
 // userNamespaces starts a real child in every namespace a shell gets.
-func userNamespaces() Check {
+func userNamespaces(rs []Restriction) Check {
 	c := Check{Name: "user namespaces"}
 	truePath, err := exec.LookPath("true")
 	if err != nil {
@@ -36,15 +36,18 @@ func userNamespaces() Check {
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}},
 	}
-	if err := cmd.Run(); err != nil {
+	err = cmd.Run()
+	switch {
+	case err != nil && len(rs) > 0:
+		c.Detail = "cannot create the namespaces a shell needs: " + rs[0].Cause
+	case err != nil:
 		c.Detail = fmt.Sprintf("cannot create user, mount, PID, network, IPC and UTS namespaces: %v", err)
-		if m := missingFeature(); m != "" {
-			c.Detail += "; " + m
-		}
-		return c
+	case len(rs) > 0:
+		c.Detail = "user, mount, PID, network, IPC and UTS namespaces can be created, but " + rs[0].Cause
+	default:
+		c.OK = true
+		c.Detail = "user, mount, PID, network, IPC and UTS namespaces can be created by uid " + strconv.Itoa(os.Geteuid()) + ", and a fresh /proc mounted in them"
 	}
-	c.OK = true
-	c.Detail = "user, mount, PID, network, IPC and UTS namespaces can be created by uid " + strconv.Itoa(os.Geteuid())
 	return c
 }
 
@@ -154,7 +157,13 @@ func limits() Check {
 	return c
 }
 
-func autoChoice(cs []Check) (Isolation, string) {
+func restrictions() []Restriction { return Restrictions() }
+
+func autoChoice(cs []Check, rs []Restriction) (Isolation, string) {
+	if len(rs) > 0 {
+		return Container, "auto asks for a container, which cannot start here (" + rs[0].Cause +
+			"); cshell will refuse rather than run without a sandbox: " + rs[0].Fix
+	}
 	for _, c := range cs {
 		if c.Name == "user namespaces" && !c.OK {
 			return Container, "auto asks for a container, which cannot start here (" + c.Detail +

@@ -4,10 +4,12 @@ package container
 
 import "runtime"
 
-func checks() []Check {
+func checks([]Restriction) []Check {
 	return []Check{{Name: "namespaces", OK: false, Detail: "containers need Linux; " + runtime.GOOS + " runs shells in a process group"}}
 }
 
-func autoChoice([]Check) (Isolation, string) {
+func restrictions() []Restriction { return nil }
+
+func autoChoice([]Check, []Restriction) (Isolation, string) {
 	return Process, "auto uses a process group on " + runtime.GOOS + ": there are no Linux namespaces"
 }

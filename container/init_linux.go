@@ -20,4 +20,7 @@ func MaybeInit() {
 	if len(os.Args) > 1 && os.Args[1] == "init" {
 		libcontainer.Init()
 	}
+	if len(os.Args) > 2 && os.Args[1] == probeArg {
+		probeChild(os.Args[2]) // cshell doctor's probes (restrict_linux.go)
+	}
 }

@@ -181,6 +181,12 @@ func NewFilesystem(r FilesystemRequest) (Filesystem, error) {
 		}
 	}
 	for _, home := range uniqueHomes(r.Home, r.PasswdHome) {
+		if !searchable(home) {
+			// Nothing below it is reachable by this user, so neither by
+			// its shells (as in a user namespace whose root is someone
+			// else, where the passwd home is the real root's /root).
+			continue
+		}
 		for _, h := range DefaultHidden {
 			if err := hide(filepath.Join(home, h)+suffixOf(h), "the default hidden list", true); err != nil {
 				return fsys, err

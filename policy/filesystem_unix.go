@@ -3,6 +3,7 @@
 package policy
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -36,4 +37,12 @@ func plantable(path string, link fs.FileInfo) bool {
 		return st.Mode&0o020 != 0
 	}
 	return st.Mode&0o002 != 0
+}
+
+// searchable reports whether this user may look up names in dir; a
+// directory that does not exist counts as searchable (there is nothing in
+// the way to judge).
+func searchable(dir string) bool {
+	err := syscall.Access(dir, 1) // X_OK
+	return err == nil || !errors.Is(err, syscall.EACCES)
 }
