@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it, on a fresh Debian 12 machine:
 #   hack/test.sh --setup-host      (as root)
-# It installs the Debian packages the tests use (Node.js and npm when
+# It installs the Debian packages the tests use (runc and crun run the
+# bundles of cshell spec; Node.js and npm when
 # missing), the npm MCP SDK client of the serve tests (npm ci, from
 # cmd/cshell/testdata/mcpclient's lock file), creates the unprivileged
 # user cshelltest when missing, then runs: gofmt, go vet for linux, darwin
@@ -26,7 +27,7 @@ step() { printf '\n=== %s\n' "$*"; }
 
 step "host set-up"
 need=()
-for pkg in procps python3 util-linux passwd gcc curl iproute2; do
+for pkg in procps python3 util-linux passwd gcc curl iproute2 runc crun; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 # Node.js and npm run the npm MCP SDK client of the serve tests; this
