@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/containerd/console v1.0.5
 	github.com/google/jsonschema-go v0.4.3
+	github.com/moby/profiles/seccomp v0.3.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/opencontainers/cgroups v0.1.0
 	github.com/opencontainers/runc v1.5.3

@@ -87,12 +87,11 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 	}
-	rootless := os.Geteuid() != 0
 	cfg, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
 		CgroupName:      s.ID,
 		Spec:            spec,
-		RootlessEUID:    rootless,
-		RootlessCgroups: rootless,
+		RootlessEUID:    !fullRoot(),
+		RootlessCgroups: !ownCgroups(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
@@ -122,7 +121,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		c := []string{"CAP_SETFCAP"}
 		p.Capabilities = &configs.Capabilities{Bounding: c, Effective: c, Permitted: c}
 	}
-	if s.Limits.Pids > 0 && os.Geteuid() != 0 {
+	if s.Limits.Pids > 0 && !ownCgroups() {
 		// Rootless: no cgroup, but the kernel counts processes per user
 		// namespace (since 5.14), so RLIMIT_NPROC inside bounds this shell's
 		// tasks alone. Memory is the caller's watchdog's.
@@ -157,7 +156,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		p.Stdin, p.Stdout, p.Stderr = s.Stdin, s.Stdout, s.Stderr
 	}
 
-	sh := &ctr{c: c, p: p, done: make(chan struct{}), memLimited: s.Limits.Memory > 0 && os.Geteuid() == 0}
+	sh := &ctr{c: c, p: p, done: make(chan struct{}), memLimited: s.Limits.Memory > 0 && ownCgroups()}
 	started := make(chan error, 1)
 	go sh.run(started)
 	if err := <-started; err != nil {
@@ -324,7 +323,7 @@ func (r *containerRunner) spec(s *Spec) (*specs.Spec, []mountCheck, error) {
 		// /proc/sys would be the host's to write.
 		sp.Linux.MaskedPaths, sp.Linux.ReadonlyPaths = nil, nil
 	}
-	if os.Geteuid() == 0 {
+	if ownCgroups() {
 		// Root's containers get cgroups; deny every device but the defaults.
 		sp.Linux.Resources = &specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}}}
 		cgroupLimits(sp.Linux.Resources, s.Limits)
@@ -387,7 +386,13 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 	// as an empty file instead of failing). Missing ones are made first.
 	hide := slices.Clone(s.FS.Hide)
 	for _, m := range s.FS.Missing {
-		if err := makeMissing(m); err != nil {
+		err := makeMissing(m)
+		if errors.Is(err, unix.EROFS) && !writableIn(m.Path, s.FS) {
+			// On a read-only filesystem (a container's image, say), and
+			// in no writable bind: the shell cannot make it either.
+			continue
+		}
+		if err != nil {
 			return nil, nil, fmt.Errorf("make %s to hide it: %w", m.Path, err)
 		}
 		hide = append(hide, m.Path)
@@ -479,6 +484,16 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 
 // resolvConf is where resolver libraries find their name servers.
 const resolvConf = "/etc/resolv.conf"
+
+// writableIn reports whether p lies in one of the shell's writable binds.
+func writableIn(p string, fsys policy.Filesystem) bool {
+	for _, w := range append([]string{fsys.Workdir}, fsys.Write...) {
+		if underOrSame(p, w) {
+			return true
+		}
+	}
+	return false
+}
 
 func underOrSame(p, root string) bool {
 	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
@@ -648,10 +663,48 @@ func oomKills(c *libcontainer.Container) int {
 // cgroup of its own there; a systemd-delegated cgroup v2 subtree is not
 // used yet). CPUs need a cgroup.
 func LimitsEnforcement() string {
-	if os.Geteuid() == 0 {
+	if ownCgroups() {
 		return ByCgroup
 	}
 	return ByWatchdog
+}
+
+// fullRoot reports whether cshell runs as root with CAP_SYS_ADMIN, as on a
+// host. Root inside a container engine has Docker's default capabilities,
+// without it: libcontainer then starts shells as it does for a rootless
+// user (its helper that opens bind sources from the host's mount
+// namespace needs CAP_SYS_ADMIN, and a rootless start needs no helper).
+func fullRoot() bool {
+	if os.Geteuid() != 0 {
+		return false
+	}
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return true
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "CapEff:"); ok {
+			caps, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err != nil || caps&(1<<unix.CAP_SYS_ADMIN) != 0
+		}
+	}
+	return true
+}
+
+// ownCgroups reports whether cshell makes a cgroup per shell: as root
+// with CAP_SYS_ADMIN, where the cgroup filesystem is writable. Root inside a container engine
+// (Docker mounts /sys/fs/cgroup read-only) holds limits as a rootless
+// user does, and its containers ask for no cgroup.
+func ownCgroups() bool {
+	if !fullRoot() {
+		return false
+	}
+	dir := "/sys/fs/cgroup"
+	var st unix.Statfs_t
+	if unix.Statfs(dir, &st) == nil && st.Type != unix.CGROUP2_SUPER_MAGIC {
+		dir = "/sys/fs/cgroup/memory" // cgroup v1: each controller its own mount
+	}
+	return unix.Access(dir, unix.W_OK) == nil
 }
 
 // privateTop are top-level directories the container gets its own of.

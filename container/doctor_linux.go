@@ -93,9 +93,12 @@ func cgroups() []Check {
 	}
 	deleg := Check{Name: "cgroup delegation"}
 	switch {
-	case os.Geteuid() == 0:
+	case ownCgroups():
 		deleg.OK = true
 		deleg.Detail = "root creates a cgroup per shell"
+	case os.Geteuid() == 0:
+		deleg.OK = true
+		deleg.Detail = "the cgroup filesystem is read-only here (as a container engine mounts it): root's shells get no cgroup, and cshell's watchdog holds --memory and --pids as for a rootless user"
 	case v2 && ownCgroupWritable():
 		deleg.OK = true
 		deleg.Detail = "your cgroup is delegated to you"
