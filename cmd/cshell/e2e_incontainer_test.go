@@ -35,9 +35,9 @@ func engineBundle(t *testing.T, engineDefaults bool, script string, env ...strin
 		Version: "1.0.2",
 		Root:    &specs.Root{Path: "rootfs", Readonly: true},
 		Process: &specs.Process{
-			Args: []string{"/bin/sh", "-c", script},
-			Env:  append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp/home"}, env...),
-			Cwd:  "/tmp",
+			Args:         []string{"/bin/sh", "-c", script},
+			Env:          append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp/home"}, env...),
+			Cwd:          "/tmp",
 			Capabilities: &specs.LinuxCapabilities{Bounding: caps, Effective: caps, Permitted: caps},
 		},
 		Hostname: "engine",
