@@ -136,6 +136,12 @@ echo "ok"
 step "unit tests (-race)"
 go test -race -count=1 ./... | tee "$work/unit.log"
 
+step "a release (hack/release.sh --arch $(go env GOARCH)): the Debian package the release test installs"
+hack/release.sh --arch "$(go env GOARCH)" "$work/dist"
+chmod -R a+rX "$work/dist"
+export CSHELL_DEB=$(ls "$work"/dist/cshell_*.deb)
+export CSHELL_TEST_USER=$TEST_USER
+
 # The CI recipe test runs docs/ci.md's commands; the unprivileged run
 # cannot read this checkout, so it gets a copy.
 cp -r docs "$work/docs-src"
@@ -150,7 +156,7 @@ CSHELL_BIN="$work/cshell-race" go test -tags e2e -count=1 -v ./cmd/cshell | tee 
 step "end-to-end tests as $TEST_USER (rootless)"
 go build -o "$work/cshell" ./cmd/cshell
 go test -c -tags e2e -o "$work/e2e.test" ./cmd/cshell
-su "$TEST_USER" -s /bin/sh -c "cd ~ && CSHELL_BIN='$work/cshell' CSHELL_MCP_CLIENT='$CSHELL_MCP_CLIENT' CSHELL_TEST_REMOTE='$CSHELL_TEST_REMOTE' CSHELL_DOCS_DIR='$CSHELL_DOCS_DIR' '$work/e2e.test' -test.count=1 -test.v" | tee "$work/rootless.log"
+su "$TEST_USER" -s /bin/sh -c "cd ~ && CSHELL_BIN='$work/cshell' CSHELL_MCP_CLIENT='$CSHELL_MCP_CLIENT' CSHELL_TEST_REMOTE='$CSHELL_TEST_REMOTE' CSHELL_DOCS_DIR='$CSHELL_DOCS_DIR' CSHELL_DEB='$CSHELL_DEB' '$work/e2e.test' -test.count=1 -test.v" | tee "$work/rootless.log"
 
 step "summary"
 passed=$(cat "$work/root.log" "$work/rootless.log" | grep -c -- '--- PASS' || true)
