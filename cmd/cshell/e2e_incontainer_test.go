@@ -27,6 +27,13 @@ import (
 // seccomp=unconfined and systempaths=unconfined.
 func engineBundle(t *testing.T, engineDefaults bool, script string, env ...string) string {
 	t.Helper()
+	return engineBundleWith(t, engineDefaults, engineDefaults, script, env...)
+}
+
+// engineBundleWith chooses the engine's seccomp profile and its masked
+// /proc (with the marker file) one by one.
+func engineBundleWith(t *testing.T, dockerSeccomp, masked bool, script string, env ...string) string {
+	t.Helper()
 	dir := t.TempDir()
 	rootfs := filepath.Join(dir, "rootfs")
 	caps := []string{"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD", "CAP_NET_RAW", "CAP_SETGID",
@@ -88,11 +95,13 @@ func engineBundle(t *testing.T, engineDefaults bool, script string, env ...strin
 		}
 		sp.Mounts = append(sp.Mounts, specs.Mount{Destination: name, Type: "bind", Source: name, Options: []string{"rbind", "ro", "nosuid", "nodev"}})
 	}
-	if engineDefaults {
+	if masked {
 		writeFile(t, filepath.Join(rootfs, ".dockerenv"), "")
 		sp.Linux.MaskedPaths = []string{"/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
 			"/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap"}
 		sp.Linux.ReadonlyPaths = []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}
+	}
+	if dockerSeccomp {
 		if sp.Linux.Seccomp, err = mobyseccomp.GetDefaultProfile(sp); err != nil {
 			t.Fatal(err)
 		}
@@ -140,6 +149,34 @@ func TestInsideAnEngineDefault(t *testing.T) {
 	if !strings.Contains(out, "doctor-exit=0") || !strings.Contains(out, "run-exit=125") ||
 		!strings.Contains(out, "cshell: the sandbox could not start: a Docker container's default seccomp profile refuses new user namespaces") {
 		t.Errorf("inside Docker's default:\n%s", out)
+	}
+}
+
+// TestInsideAnEngineWithMaskedProc: seccomp unconfined but /proc still
+// masked (Docker's --security-opt seccomp=unconfined alone): doctor names
+// the masks and the setting that lifts them.
+func TestInsideAnEngineWithMaskedProc(t *testing.T) {
+	if _, err := exec.LookPath("runc"); err != nil {
+		t.Fatalf("runc is needed (hack/test.sh installs it): %v", err)
+	}
+	script := fmt.Sprintf(`mkdir -p /tmp/home /tmp/work && cd /tmp/work && %[1]s --json doctor; %[1]s run -- true; echo "run-exit=$?"`, cshellBin)
+	out, err := runInEngine(t, engineBundleWith(t, false, true, script), "cshell-engine-masked")
+	if err != nil {
+		t.Fatalf("runc: %v\n%s", err, out)
+	}
+	var r struct {
+		Restrictions []struct{ ID, Cause, Fix string }
+	}
+	start := strings.Index(out, "{")
+	if start < 0 || json.NewDecoder(strings.NewReader(out[start:])).Decode(&r) != nil {
+		t.Fatalf("no doctor report in %q", out)
+	}
+	if len(r.Restrictions) == 0 || r.Restrictions[0].ID != "masked-proc" || !strings.Contains(r.Restrictions[0].Cause, "masked") ||
+		!strings.Contains(r.Restrictions[0].Fix, "systempaths=unconfined") || !strings.Contains(r.Restrictions[0].Fix, "procMount: Unmasked") {
+		t.Errorf("doctor with masked /proc: %+v, want masked-proc with its fix", r.Restrictions)
+	}
+	if !strings.Contains(out, "run-exit=125") || !strings.Contains(out, "cshell: the sandbox could not start: paths inside /proc are masked") {
+		t.Errorf("run with masked /proc:\n%s", out)
 	}
 }
 
