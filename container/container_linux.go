@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	_ "github.com/opencontainers/cgroups/devices" // device rules for root's cgroups, as runc does
@@ -674,7 +675,7 @@ func LimitsEnforcement() string {
 // without it: libcontainer then starts shells as it does for a rootless
 // user (its helper that opens bind sources from the host's mount
 // namespace needs CAP_SYS_ADMIN, and a rootless start needs no helper).
-func fullRoot() bool {
+var fullRoot = sync.OnceValue(func() bool {
 	if os.Geteuid() != 0 {
 		return false
 	}
@@ -689,13 +690,13 @@ func fullRoot() bool {
 		}
 	}
 	return true
-}
+})
 
 // ownCgroups reports whether cshell makes a cgroup per shell: as root
 // with CAP_SYS_ADMIN, where the cgroup filesystem is writable. Root inside a container engine
 // (Docker mounts /sys/fs/cgroup read-only) holds limits as a rootless
 // user does, and its containers ask for no cgroup.
-func ownCgroups() bool {
+var ownCgroups = sync.OnceValue(func() bool {
 	if !fullRoot() {
 		return false
 	}
@@ -705,7 +706,7 @@ func ownCgroups() bool {
 		dir = "/sys/fs/cgroup/memory" // cgroup v1: each controller its own mount
 	}
 	return unix.Access(dir, unix.W_OK) == nil
-}
+})
 
 // privateTop are top-level directories the container gets its own of.
 var privateTop = map[string]bool{
