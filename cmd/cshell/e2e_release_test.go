@@ -51,7 +51,7 @@ func TestReleasePackage(t *testing.T) {
 		sh("dpkg-deb", "-x", deb, root)
 		bin = filepath.Join(root, "usr", "bin", "cshell")
 	}
-	if v := sh(bin, "--version"); !strings.HasPrefix(v, "cshell ") || strings.Contains(v, "cshell dev ") {
+	if v := sh(bin, "--version"); !strings.HasPrefix(v, "cshell version ") || strings.Contains(v, "version dev ") {
 		t.Errorf("--version of the package's binary: %q, want the release version", v)
 	}
 	if os.Geteuid() == 0 && os.Getenv("CSHELL_TEST_USER") == "" {

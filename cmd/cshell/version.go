@@ -63,7 +63,7 @@ func readBuildInfo() buildInfo {
 	return v
 }
 
-// String is the one line of cshell --version.
+// String is the line of cshell version.
 func (v buildInfo) String() string {
 	s := "cshell " + v.Version
 	var extra []string
@@ -83,7 +83,7 @@ func newVersionCmd(g *globals) *cobra.Command {
 		Short: "Print cshell's version and what it was built with",
 		Long: `Print cshell's version, the commit it was built from (and whether the
 work tree had uncommitted changes), the Go and libcontainer versions and
-the platform. cshell --version prints the same line.`,
+the platform. cshell --version prints the same, as "cshell version ...".`,
 		Example: "  cshell version\n  cshell version --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
