@@ -23,14 +23,22 @@ import (
 // loopback only), no capability, and cshell's syscall filter in the OCI
 // form. What needs cshell's supervisor (exposed ports, the proxy and
 // egress, the mount checks of its PID 1, the watchdog) is not in it.
-func WriteBundle(dir string, s *Spec) error {
-	dir, err := filepath.Abs(dir)
+func WriteBundle(dir string, s *Spec) (err error) {
+	dir, err = filepath.Abs(dir)
 	if err != nil {
 		return err
 	}
 	if err := emptyOrMissing(dir); err != nil {
 		return err
 	}
+	defer func() {
+		if err != nil { // leave no half-written bundle
+			_ = os.RemoveAll(filepath.Join(dir, "rootfs"))
+			_ = os.RemoveAll(filepath.Join(dir, "hidden"))
+			_ = os.Remove(filepath.Join(dir, "config.json"))
+			_ = os.Remove(dir) // when empty: it was missing or empty before
+		}
+	}()
 	rt, err := runtimeDir() // hidden from the shell where it would show
 	if err != nil {
 		return err
@@ -86,7 +94,7 @@ func emptyOrMissing(dir string) error {
 	case err != nil:
 		return err
 	case len(entries) > 0:
-		return fmt.Errorf("%s is not empty: give a new directory for the bundle", dir)
+		return fmt.Errorf("%s is not empty", dir)
 	}
 	return nil
 }

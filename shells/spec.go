@@ -42,7 +42,7 @@ func WriteBundle(o RunOptions, dir string) error {
 	}
 	s := &container.Spec{Command: p.command, Env: p.env, FS: p.fsys, Limits: p.limits, AllowUserNamespaces: p.userns}
 	if err := container.WriteBundle(abs, s); err != nil {
-		return fmt.Errorf("%w: write the bundle: %w", container.ErrSandbox, err)
+		return fmt.Errorf("write the bundle to %s: %w; give --bundle a new or empty directory you may write", abs, err)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -60,9 +59,6 @@ loopback only. The bundle may not lie where the shell can write.`,
 			ro.StateDir = g.stateDirPath()
 			ro.ConfigFile, _ = g.configPath(req.Home)
 			if err := shells.WriteBundle(ro, bundle); err != nil {
-				if errors.Is(err, container.ErrSandbox) {
-					return &exitError{code: exitFailed, err: err}
-				}
 				return err
 			}
 			abs, _ := filepath.Abs(bundle)
