@@ -46,12 +46,10 @@ type probes struct {
 // failing one names the cause.
 func runProbes() probes {
 	p := probes{unshare: -1, uidMap: -1, mountProc: -1}
-	self, err := os.Executable()
-	if err != nil {
-		return p
-	}
 	try := func(flags uintptr, mapped bool, args ...string) int {
-		cmd := exec.Command(self, args...)
+		// This very binary, even when its file was replaced or removed
+		// since it started (an upgrade under a running supervisor).
+		cmd := exec.Command("/proc/self/exe", args...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: flags}
 		if mapped {
 			cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}
