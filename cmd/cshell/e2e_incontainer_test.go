@@ -122,15 +122,15 @@ func runInEngine(t *testing.T, bundle, name string) (string, error) {
 	return string(out), err
 }
 
-// TestInsideAnEngineDefault: inside a container configured as Docker's
-// default, doctor names the seccomp profile and the fix, and a run says
-// the same instead of the runtime's error.
-func TestInsideAnEngineDefault(t *testing.T) {
+// doctorInEngine runs doctor --json, then a run, in the bundle's
+// container: the restrictions doctor names and everything printed.
+func doctorInEngine(t *testing.T, dockerSeccomp, masked bool, name string) ([]struct{ ID, Cause, Fix string }, string) {
+	t.Helper()
 	if _, err := exec.LookPath("runc"); err != nil {
 		t.Fatalf("runc is needed (hack/test.sh installs it): %v", err)
 	}
 	script := fmt.Sprintf(`mkdir -p /tmp/home /tmp/work && cd /tmp/work && %[1]s --json doctor; echo "doctor-exit=$?"; %[1]s run -- true; echo "run-exit=$?"`, cshellBin)
-	out, err := runInEngine(t, engineBundle(t, true, script), "cshell-engine-default")
+	out, err := runInEngine(t, engineBundleWith(t, dockerSeccomp, masked, script), name)
 	if err != nil {
 		t.Fatalf("runc: %v\n%s", err, out)
 	}
@@ -141,10 +141,18 @@ func TestInsideAnEngineDefault(t *testing.T) {
 	if start < 0 || json.NewDecoder(strings.NewReader(out[start:])).Decode(&r) != nil {
 		t.Fatalf("no doctor report in %q", out)
 	}
-	if len(r.Restrictions) == 0 || r.Restrictions[0].ID != "seccomp" ||
-		!strings.Contains(r.Restrictions[0].Cause, "a Docker container's default seccomp profile") ||
-		!strings.Contains(r.Restrictions[0].Fix, "seccomp=unconfined") || !strings.Contains(r.Restrictions[0].Fix, "docs/containers.md") {
-		t.Errorf("doctor inside Docker's default: %+v, want the seccomp profile named with its fix", r.Restrictions)
+	return r.Restrictions, out
+}
+
+// TestInsideAnEngineDefault: inside a container configured as Docker's
+// default, doctor names the seccomp profile and the fix, and a run says
+// the same instead of the runtime's error.
+func TestInsideAnEngineDefault(t *testing.T) {
+	rs, out := doctorInEngine(t, true, true, "cshell-engine-default")
+	if len(rs) == 0 || rs[0].ID != "seccomp" ||
+		!strings.Contains(rs[0].Cause, "a Docker container's default seccomp profile") ||
+		!strings.Contains(rs[0].Fix, "seccomp=unconfined") || !strings.Contains(rs[0].Fix, "docs/containers.md") {
+		t.Errorf("doctor inside Docker's default: %+v, want the seccomp profile named with its fix", rs)
 	}
 	if !strings.Contains(out, "doctor-exit=0") || !strings.Contains(out, "run-exit=125") ||
 		!strings.Contains(out, "cshell: the sandbox could not start: a Docker container's default seccomp profile refuses new user namespaces") {
@@ -156,24 +164,10 @@ func TestInsideAnEngineDefault(t *testing.T) {
 // masked (Docker's --security-opt seccomp=unconfined alone): doctor names
 // the masks and the setting that lifts them.
 func TestInsideAnEngineWithMaskedProc(t *testing.T) {
-	if _, err := exec.LookPath("runc"); err != nil {
-		t.Fatalf("runc is needed (hack/test.sh installs it): %v", err)
-	}
-	script := fmt.Sprintf(`mkdir -p /tmp/home /tmp/work && cd /tmp/work && %[1]s --json doctor; %[1]s run -- true; echo "run-exit=$?"`, cshellBin)
-	out, err := runInEngine(t, engineBundleWith(t, false, true, script), "cshell-engine-masked")
-	if err != nil {
-		t.Fatalf("runc: %v\n%s", err, out)
-	}
-	var r struct {
-		Restrictions []struct{ ID, Cause, Fix string }
-	}
-	start := strings.Index(out, "{")
-	if start < 0 || json.NewDecoder(strings.NewReader(out[start:])).Decode(&r) != nil {
-		t.Fatalf("no doctor report in %q", out)
-	}
-	if len(r.Restrictions) == 0 || r.Restrictions[0].ID != "masked-proc" || !strings.Contains(r.Restrictions[0].Cause, "masked") ||
-		!strings.Contains(r.Restrictions[0].Fix, "systempaths=unconfined") || !strings.Contains(r.Restrictions[0].Fix, "procMount: Unmasked") {
-		t.Errorf("doctor with masked /proc: %+v, want masked-proc with its fix", r.Restrictions)
+	rs, out := doctorInEngine(t, false, true, "cshell-engine-masked")
+	if len(rs) == 0 || rs[0].ID != "masked-proc" || !strings.Contains(rs[0].Cause, "masked") ||
+		!strings.Contains(rs[0].Fix, "systempaths=unconfined") || !strings.Contains(rs[0].Fix, "procMount: Unmasked") {
+		t.Errorf("doctor with masked /proc: %+v, want masked-proc with its fix", rs)
 	}
 	if !strings.Contains(out, "run-exit=125") || !strings.Contains(out, "cshell: the sandbox could not start: paths inside /proc are masked") {
 		t.Errorf("run with masked /proc:\n%s", out)

@@ -126,6 +126,13 @@ func testServeTools(t *testing.T, version string) {
 	if got := c.cs.InitializeResult().ProtocolVersion; got != version {
 		t.Fatalf("negotiated protocol %s, want %s", got, version)
 	}
+	var v struct{ Version string }
+	if r := run(t, call{args: []string{"--json", "version"}}); json.Unmarshal([]byte(r.stdout), &v) != nil || v.Version == "" {
+		t.Fatalf("version --json: %q", r.stdout)
+	}
+	if info := c.cs.InitializeResult().ServerInfo; info == nil || info.Name != "cshell" || info.Version != v.Version {
+		t.Errorf("server info %+v, want cshell %s (cshell version's)", info, v.Version)
+	}
 	ctx := context.Background()
 	tools, err := c.cs.ListTools(ctx, nil)
 	if err != nil {

@@ -30,7 +30,7 @@ func newGendocsCmd(root *cobra.Command) *cobra.Command {
 				}
 			}
 			root.DisableAutoGenTag = true
-			if err := doc.GenManTree(root, &doc.GenManHeader{Title: "CSHELL", Section: "1", Source: "cshell " + version}, man); err != nil {
+			if err := doc.GenManTree(root, &doc.GenManHeader{Title: "CSHELL", Section: "1", Source: "cshell " + readBuildInfo().Version}, man); err != nil {
 				return fmt.Errorf("man pages: %w", err)
 			}
 			for name, gen := range map[string]func(string) error{

@@ -140,40 +140,17 @@ func (o *runOptions) limits(cmd *cobra.Command) (policy.Limits, error) {
 }
 
 func runForeground(cmd *cobra.Command, g *globals, o *runOptions, args []string) error {
-	iso, err := container.ParseIsolation(o.isolation)
+	ro, err := o.runOptions(cmd, g)
 	if err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return err
 	}
 	timeout, err := parseDuration(o.timeout)
 	if err != nil {
 		return usageError("--timeout %q: %v", o.timeout, err)
 	}
-	req, cfg, err := policyInputs(g, o)
-	if err != nil {
-		return err
-	}
-	limits, err := o.limits(cmd)
-	if err != nil {
-		return err
-	}
-	ro := shells.RunOptions{
-		Command:   args,
-		Isolation: iso,
-		FS:        req,
-		Env:       o.env,
-		Timeout:   timeout,
-		Config:    cfg,
-		Stdin:     os.Stdin,
-		Stdout:    g.stdout,
-		Stderr:    g.stderr,
-		Log:       g.log,
-	}
+	ro.Command, ro.Timeout = args, timeout
+	ro.Stdin, ro.Stdout = os.Stdin, g.stdout
 	ro.Expose, ro.ExposePublic = o.expose, o.exposePublic
-	ro.Limits, ro.AllowUserNamespaces = limits, o.allowUserns
-	ro.AllowHosts = o.allowHosts
-	ro.AddHosts = o.addHosts
-	ro.StateDir = g.stateDirPath()
-	ro.ConfigFile, _ = g.configPath(req.Home)
 	ro.Session = o.session
 	if o.background {
 		return runBackground(g, o, ro)
@@ -192,6 +169,27 @@ func runForeground(cmd *cobra.Command, g *globals, o *runOptions, args []string)
 		return &exitError{code: exitCshell, err: err}
 	}
 	return &exitError{code: code, silent: true}
+}
+
+// runOptions reads the policy flags that run, serve and spec share
+// (addPolicyFlags) and the configuration into the options of a shell.
+func (o *runOptions) runOptions(cmd *cobra.Command, g *globals) (shells.RunOptions, error) {
+	iso, err := container.ParseIsolation(o.isolation)
+	if err != nil {
+		return shells.RunOptions{}, &exitError{code: exitUsage, err: err}
+	}
+	req, cfg, err := policyInputs(g, o)
+	if err != nil {
+		return shells.RunOptions{}, err
+	}
+	limits, err := o.limits(cmd)
+	if err != nil {
+		return shells.RunOptions{}, err
+	}
+	ro := shells.RunOptions{Isolation: iso, FS: req, Env: o.env, Config: cfg, AllowHosts: o.allowHosts, AddHosts: o.addHosts,
+		StateDir: g.stateDirPath(), Stderr: g.stderr, Log: g.log, Limits: limits, AllowUserNamespaces: o.allowUserns}
+	ro.ConfigFile, _ = g.configPath(req.Home)
+	return ro, nil
 }
 
 // policyInputs gathers what the sandbox policy is made of: the path flags

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cshell/cshell/container"
 	"github.com/cshell/cshell/mcpserver"
 	"github.com/cshell/cshell/policy"
 	"github.com/cshell/cshell/shells"
@@ -34,21 +33,13 @@ Register it with an agent host, for example:
   cshell serve -w ~/src/app --allow-host '*.github.com' --hide ~/.config/secret`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			iso, err := container.ParseIsolation(o.isolation)
-			if err != nil {
-				return &exitError{code: exitUsage, err: err}
-			}
-			req, cfg, err := policyInputs(g, &o)
-			if err != nil {
-				return err
-			}
-			limits, err := o.limits(cmd)
+			ro, err := o.runOptions(cmd, g)
 			if err != nil {
 				return err
 			}
 			// Check the policy once, so that bad flags fail now rather than
 			// on every tool call.
-			if _, err := policy.NewFilesystem(req); err != nil {
+			if _, err := policy.NewFilesystem(ro.FS); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
 			m, err := g.manager()
@@ -63,13 +54,10 @@ Register it with an agent host, for example:
 					return err
 				}
 			}
-			configFile, _ := g.configPath(req.Home)
 			return mcpserver.Serve(ctx, m, mcpserver.Options{
-				Run: shells.RunOptions{Isolation: iso, FS: req, Env: o.env, Config: cfg, AllowHosts: o.allowHosts, AddHosts: o.addHosts,
-					StateDir: g.stateDirPath(), ConfigFile: configFile, Stderr: g.stderr, Log: g.log,
-					Limits: limits, AllowUserNamespaces: o.allowUserns},
+				Run:     ro,
 				Session: sess,
-				Version: version,
+				Version: readBuildInfo().Version,
 				In:      os.Stdin,
 				Out:     os.Stdout,
 			})

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cshell/cshell/container"
 	"github.com/cshell/cshell/shells"
 )
 
@@ -42,22 +41,11 @@ loopback only. The bundle may not lie where the shell can write.`,
 			if bundle == "" {
 				return usageError("cshell spec needs --bundle DIR: where to write config.json and rootfs")
 			}
-			iso, err := container.ParseIsolation(o.isolation)
-			if err != nil {
-				return &exitError{code: exitUsage, err: err}
-			}
-			req, cfg, err := policyInputs(g, &o)
+			ro, err := o.runOptions(cmd, g)
 			if err != nil {
 				return err
 			}
-			limits, err := o.limits(cmd)
-			if err != nil {
-				return err
-			}
-			ro := shells.RunOptions{Command: args, Isolation: iso, FS: req, Env: o.env, Config: cfg, Stderr: g.stderr, Log: g.log,
-				Limits: limits, AllowUserNamespaces: o.allowUserns, AllowHosts: o.allowHosts, AddHosts: o.addHosts}
-			ro.StateDir = g.stateDirPath()
-			ro.ConfigFile, _ = g.configPath(req.Home)
+			ro.Command = args
 			if err := shells.WriteBundle(ro, bundle); err != nil {
 				return err
 			}
