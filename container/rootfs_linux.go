@@ -12,6 +12,8 @@ import (
 
 	"github.com/opencontainers/runc/libcontainer"
 
+	"github.com/cshell/cshell/internal/procstat"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -187,49 +189,17 @@ func ownerGone(pid int, made time.Time) bool {
 	if unix.Kill(pid, 0) == unix.ESRCH {
 		return true
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
+	st, ok := procstat.Read(pid)
+	if !ok {
+		_, err := os.Stat("/proc/" + strconv.Itoa(pid))
 		return errors.Is(err, fs.ErrNotExist)
 	}
-	// The command name may hold spaces: fields start after the last ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return false
-	}
-	if f[0] == "Z" || f[0] == "X" {
+	if st.Gone() {
 		return true
 	}
-	ticks, err := strconv.ParseUint(f[19], 10, 64)
-	boot := bootTime()
-	if err != nil || boot.IsZero() {
-		return false
-	}
-	// USER_HZ is 100 on every Linux architecture; btime has whole
-	// seconds, hence the slack.
-	started := boot.Add(time.Duration(ticks) * (time.Second / 100))
-	return started.After(made.Add(2 * time.Second))
-}
-
-// bootTime reads the machine's boot time from /proc/stat (zero when it
-// cannot).
-func bootTime() time.Time {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return time.Time{}
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "btime "); ok {
-			if sec, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
-				return time.Unix(sec, 0)
-			}
-		}
-	}
-	return time.Time{}
+	// Started has whole seconds of boot time in it, hence the slack.
+	started := st.Started()
+	return !started.IsZero() && started.After(made.Add(2*time.Second))
 }
 
 // socketPair returns two connected unix stream sockets as files.

@@ -16,15 +16,16 @@ import (
 // leaves; a package missing here fails the test, so a new one must say
 // where it stands.
 var layers = map[string][]string{
-	"cmd/cshell":           {"mcpserver", "mcptasks", "shells", "sandbox", "container", "netrelay", "policy", "internal/safefs"},
-	"mcpserver":            {"mcptasks", "shells", "sandbox", "container", "netrelay", "policy", "internal/safefs"},
-	"shells":               {"sandbox", "container", "netrelay", "policy", "internal/safefs"},
-	"sandbox":              {"container", "netrelay", "policy", "internal/safefs"},
-	"container":            {"policy", "internal/safefs"},
+	"cmd/cshell":           {"mcpserver", "mcptasks", "shells", "sandbox", "container", "netrelay", "policy", "internal/safefs", "internal/procstat"},
+	"mcpserver":            {"mcptasks", "shells", "sandbox", "container", "netrelay", "policy", "internal/safefs", "internal/procstat"},
+	"shells":               {"sandbox", "container", "netrelay", "policy", "internal/safefs", "internal/procstat"},
+	"sandbox":              {"container", "netrelay", "policy", "internal/safefs", "internal/procstat"},
+	"container":            {"policy", "internal/safefs", "internal/procstat"},
 	"mcptasks":             {},
 	"netrelay":             {},
 	"policy":               {"internal/safefs"},
 	"internal/safefs":      {},
+	"internal/procstat":    {},
 	"hack/bench/cmd/blob":  {},
 	"hack/bench/cmd/httpd": {},
 }
