@@ -388,7 +388,7 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 	hide := slices.Clone(s.FS.Hide)
 	for _, m := range s.FS.Missing {
 		err := makeMissing(m)
-		if errors.Is(err, unix.EROFS) && !writableIn(m.Path, s.FS) {
+		if errors.Is(err, unix.EROFS) && s.FS.Writable(m.Path) == "" {
 			// On a read-only filesystem (a container's image, say), and
 			// in no writable bind: the shell cannot make it either.
 			continue
@@ -485,16 +485,6 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 
 // resolvConf is where resolver libraries find their name servers.
 const resolvConf = "/etc/resolv.conf"
-
-// writableIn reports whether p lies in one of the shell's writable binds.
-func writableIn(p string, fsys policy.Filesystem) bool {
-	for _, w := range append([]string{fsys.Workdir}, fsys.Write...) {
-		if underOrSame(p, w) {
-			return true
-		}
-	}
-	return false
-}
 
 func underOrSame(p, root string) bool {
 	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")

@@ -84,6 +84,17 @@ type Filesystem struct {
 	Warnings []string
 }
 
+// Writable returns the writable path (the working directory or a Write
+// entry) that p is or lies beneath, or "" when a shell may not write p.
+func (f Filesystem) Writable(p string) string {
+	for _, w := range append([]string{f.Workdir}, f.Write...) {
+		if w != "" && pathUnderAny(p, []string{w}) {
+			return w
+		}
+	}
+	return ""
+}
+
 // MissingPath is a hidden path to make before hiding it.
 type MissingPath struct {
 	Path string `json:"path"`

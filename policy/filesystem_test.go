@@ -611,3 +611,15 @@ func TestSystemSecretsHidden(t *testing.T) {
 		t.Errorf("hide %v missing %v, want %v and nothing made", fsys.Hide, fsys.Missing, want)
 	}
 }
+
+func TestFilesystemWritable(t *testing.T) {
+	f := Filesystem{Workdir: "/home/u/app", Write: []string{"/home/u/.cache/go-build"}}
+	for p, want := range map[string]string{
+		"/home/u/app": "/home/u/app", "/home/u/app/x/y": "/home/u/app", "/home/u/.cache/go-build/z": "/home/u/.cache/go-build",
+		"/home/u/apple": "", "/home/u": "", "/etc": "",
+	} {
+		if got := f.Writable(p); got != want {
+			t.Errorf("Writable(%s) = %q, want %q", p, got, want)
+		}
+	}
+}

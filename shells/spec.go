@@ -32,10 +32,8 @@ func WriteBundle(o RunOptions, dir string) error {
 	if real, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
 		abs = filepath.Join(real, filepath.Base(abs))
 	}
-	for _, w := range append([]string{p.fsys.Workdir}, p.fsys.Write...) {
-		if under(abs, w) {
-			return usageErr("--bundle %s lies in %s, which the shell may write: it could change the bundle's config.json for its next start; write the bundle elsewhere", abs, w)
-		}
+	if w := p.fsys.Writable(abs); w != "" {
+		return usageErr("--bundle %s lies in %s, which the shell may write: it could change the bundle's config.json for its next start; write the bundle elsewhere", abs, w)
 	}
 	if o.Stderr != nil && len(p.cfg.Network.Allow) > 0 {
 		fmt.Fprintln(o.Stderr, "cshell: warning: the configuration's network.allow does not apply to a bundle: its shell reaches loopback only (the proxy needs cshell's supervisor)")
@@ -45,9 +43,4 @@ func WriteBundle(o RunOptions, dir string) error {
 		return fmt.Errorf("write the bundle to %s: %w; give --bundle a new or empty directory you may write", abs, err)
 	}
 	return nil
-}
-
-// under reports whether p is root or lies beneath it.
-func under(p, root string) bool {
-	return p == root || len(p) > len(root) && p[:len(root)] == root && (root == "/" || p[len(root)] == '/')
 }
