@@ -438,23 +438,18 @@ func (t *Tasks) result(ctx context.Context, _ *mcp.ServerSession, p *idParams) (
 	if status != Completed || res == nil {
 		return nil, invalid("task %s was %s: it has no result", tk.id, status)
 	}
-	b, err := json.Marshal(res)
+	r, err := rewrite(res, func(m map[string]any) {
+		meta, _ := m["_meta"].(map[string]any)
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta[relatedTask] = map[string]any{"taskId": tk.id}
+		m["_meta"] = meta
+	})
 	if err != nil {
 		return nil, err
 	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	meta, _ := m["_meta"].(map[string]any)
-	if meta == nil {
-		meta = map[string]any{}
-	}
-	meta[relatedTask] = map[string]any{"taskId": tk.id}
-	delete(m, "_meta")
-	r := &raw{fields: m}
-	r.Meta = meta
-	return r, nil
+	return r.(*raw), nil
 }
 
 // cancel answers tasks/cancel: a working task is cancelled at once and

@@ -56,45 +56,37 @@ func (r *Resolver) ServeUDP(ctx context.Context, c *net.UDPConn) {
 
 // ServeTCP answers each connection's questions until ctx ends.
 func (r *Resolver) ServeTCP(ctx context.Context, l net.Listener) {
-	stop := context.AfterFunc(ctx, func() { l.Close() })
-	defer stop()
+	acceptEach(ctx, l, func(c net.Conn) { r.answerTCP(ctx, c) })
+}
+
+// answerTCP answers one connection's questions, each a 2-byte length and
+// a message, until it ends or idles 10 s.
+func (r *Resolver) answerTCP(ctx context.Context, c net.Conn) {
+	defer c.Close()
 	for {
-		c, err := l.Accept()
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-			continue
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		var size [2]byte
+		if _, err := io.ReadFull(c, size[:]); err != nil {
+			return
 		}
-		go func() {
-			defer c.Close()
-			for {
-				_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-				var size [2]byte
-				if _, err := io.ReadFull(c, size[:]); err != nil {
-					return
-				}
-				n := int(binary.BigEndian.Uint16(size[:]))
-				if n > maxDNSMessage {
-					return
-				}
-				q := make([]byte, n)
-				if _, err := io.ReadFull(c, q); err != nil {
-					return
-				}
-				reply := r.reply(ctx, q, 65535)
-				if reply == nil {
-					return
-				}
-				if _, err := c.Write(binary.BigEndian.AppendUint16(nil, uint16(len(reply)))); err != nil {
-					return
-				}
-				if _, err := c.Write(reply); err != nil {
-					return
-				}
-			}
-		}()
+		n := int(binary.BigEndian.Uint16(size[:]))
+		if n > maxDNSMessage {
+			return
+		}
+		q := make([]byte, n)
+		if _, err := io.ReadFull(c, q); err != nil {
+			return
+		}
+		reply := r.reply(ctx, q, 65535)
+		if reply == nil {
+			return
+		}
+		if _, err := c.Write(binary.BigEndian.AppendUint16(nil, uint16(len(reply)))); err != nil {
+			return
+		}
+		if _, err := c.Write(reply); err != nil {
+			return
+		}
 	}
 }
 

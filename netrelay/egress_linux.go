@@ -105,8 +105,7 @@ func (e *Egress) Serve(ctx context.Context) error {
 }
 
 func (e *Egress) serveListener(l net.Listener) {
-	context.AfterFunc(e.ctx, func() { l.Close() })
-	go e.accept(e.ctx, l)
+	go acceptEach(e.ctx, l, func(c net.Conn) { e.carry(e.ctx, c) })
 }
 
 // v6Port is the ::1 listener's port, made on first use; 0 in a namespace
@@ -137,20 +136,6 @@ func (e *Egress) sinkAddr(v6 bool) netip.AddrPort {
 		go e.sink(e.ctx, c)
 	})
 	return e.sinks[i]
-}
-
-func (e *Egress) accept(ctx context.Context, l net.Listener) {
-	for {
-		c, err := l.Accept()
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-			continue
-		}
-		go e.carry(ctx, c)
-	}
 }
 
 // sink drops the datagrams sent to it, telling of each caller's

@@ -158,3 +158,22 @@ func Serve(ctx context.Context, l net.Listener, dial DialFunc) {
 	mu.Unlock()
 	wg.Wait()
 }
+
+// acceptEach hands each connection l accepts to handle, in a goroutine of
+// its own, until ctx ends (which closes l) or l is closed. A failed accept
+// (a full descriptor table) pauses 10 ms rather than spin.
+func acceptEach(ctx context.Context, l net.Listener, handle func(net.Conn)) {
+	stop := context.AfterFunc(ctx, func() { l.Close() })
+	defer stop()
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		go handle(c)
+	}
+}
