@@ -669,17 +669,12 @@ var fullRoot = sync.OnceValue(func() bool {
 	if os.Geteuid() != 0 {
 		return false
 	}
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
+	v, ok := realHost().status("CapEff")
+	if !ok {
 		return true
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "CapEff:"); ok {
-			caps, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			return err != nil || caps&(1<<unix.CAP_SYS_ADMIN) != 0
-		}
-	}
-	return true
+	caps, err := strconv.ParseUint(v, 16, 64)
+	return err != nil || caps&(1<<unix.CAP_SYS_ADMIN) != 0
 })
 
 // ownCgroups reports whether cshell makes a cgroup per shell: as root

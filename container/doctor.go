@@ -35,7 +35,7 @@ type Report struct {
 // needs rather than reading settings only.
 func Doctor() Report {
 	r := Report{OS: runtime.GOOS + "/" + runtime.GOARCH}
-	r.Restrictions = restrictions()
+	r.Restrictions = Restrictions()
 	if r.Restrictions == nil {
 		r.Restrictions = []Restriction{}
 	}

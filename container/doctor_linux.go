@@ -131,7 +131,7 @@ func seccomp() Check {
 	}
 	c.OK = true
 	c.Detail = "on in every container shell: cshell's own, modelled on Docker's default profile (no new user namespaces, io_uring, bpf, keyctl, userfaultfd, perf_event_open, kexec, modules, swap, reboot or clock setting; EPERM, ENOSYS for clone3), built into the binary"
-	if b, err := os.ReadFile("/proc/self/status"); err == nil && strings.Contains(string(b), "\nSeccomp:\t2") {
+	if realHost().seccompOn() {
 		c.Detail += "; cshell itself already runs under a filter (Seccomp: 2, a container engine's), which comes on top"
 	}
 	return c
@@ -159,8 +159,6 @@ func limits() Check {
 	c.Detail = "--memory and --pids are held by cshell's watchdog (memory sampled every 100 ms, every 10 ms past half the bound; processes bounded by the kernel's per-user-namespace limit too); --cpus needs a cgroup, which cshell makes only as root here"
 	return c
 }
-
-func restrictions() []Restriction { return Restrictions() }
 
 func autoChoice(cs []Check, rs []Restriction) (Isolation, string) {
 	if len(rs) > 0 {

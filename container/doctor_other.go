@@ -8,7 +8,8 @@ func checks([]Restriction) []Check {
 	return []Check{{Name: "namespaces", OK: false, Detail: "containers need Linux; " + runtime.GOOS + " runs shells in a process group"}}
 }
 
-func restrictions() []Restriction { return nil }
+// Restrictions: containers need Linux, which checks name the lack of.
+func Restrictions() []Restriction { return nil }
 
 func autoChoice([]Check, []Restriction) (Isolation, string) {
 	return Process, "auto uses a process group on " + runtime.GOOS + ": there are no Linux namespaces"

@@ -173,14 +173,22 @@ func (h hostView) overlayRoot() bool {
 	return overlay
 }
 
-func (h hostView) seccompOn() bool {
+// status is the value of one field of this process's /proc/self/status
+// ("Seccomp", "CapEff").
+func (h hostView) status(key string) (string, bool) {
 	s, _ := h.read("/proc/self/status")
 	for _, l := range strings.Split(s, "\n") {
-		if v, ok := strings.CutPrefix(l, "Seccomp:"); ok {
-			return strings.TrimSpace(v) != "0"
+		if v, ok := strings.CutPrefix(l, key+":"); ok {
+			return strings.TrimSpace(v), true
 		}
 	}
-	return false
+	return "", false
+}
+
+// seccompOn reports whether a seccomp filter holds this process.
+func (h hostView) seccompOn() bool {
+	v, ok := h.status("Seccomp")
+	return ok && v != "0"
 }
 
 // restrictions names what stops a shell's container here, most basic
