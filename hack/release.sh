@@ -79,10 +79,13 @@ for a in "${linux[@]}"; do
 	# nfpm expands variables in some fields only: fill in the template.
 	sed -e "s|\${CSHELL_ARCH}|$a|g" -e "s|\${CSHELL_VERSION}|$version|g" -e "s|\${CSHELL_DIST}|$out|g" \
 		hack/release/nfpm.yaml >"$out/nfpm-$a.yaml"
-	go run "$NFPM" package --config "$out/nfpm-$a.yaml" --packager deb --target "$out/" 2>&1 | grep -v '^go: downloading' >&2 || true
-	deb=$(cd "$out" && ls cshell_*_"$a".deb 2>/dev/null) || { echo "hack/release.sh: nfpm made no package for $a" >&2; exit 1; }
-	echo "$deb"
+	if ! go run "$NFPM" package --config "$out/nfpm-$a.yaml" --packager deb --target "$out/" >"$out/nfpm-$a.log" 2>&1; then
+		grep -v '^go: downloading' "$out/nfpm-$a.log" >&2
+		echo "hack/release.sh: nfpm could not make the $a package (its output is above)" >&2
+		exit 1
+	fi
+	(cd "$out" && ls cshell_*_"$a".deb)
 done
-rm -rf "$out/docs" "$out"/nfpm-*.yaml
+rm -rf "$out/docs" "$out"/nfpm-*.yaml "$out"/nfpm-*.log
 (cd "$out" && find . -type f ! -name SHA256SUMS -printf '%P\n' | sort | xargs sha256sum >SHA256SUMS)
 echo "SHA256SUMS"

@@ -20,19 +20,12 @@ import (
 // its own PID, mount, IPC, UTS and cgroup namespaces (a user namespace
 // too when this test is not root: rootless runc), the host's directories
 // read-only, a private /tmp and /run, the cgroup filesystem read-only, and
-// the host's network (docker run --network host). With engineDefaults it
-// also has Docker's default seccomp profile (moby/profiles, the one
-// dockerd builds in), its masked and read-only /proc paths and its
-// marker file; without, it is configured as docs/containers.md says:
+// the host's network (docker run --network host). dockerSeccomp adds
+// Docker's default seccomp profile (moby/profiles, the one dockerd builds
+// in); masked adds its masked and read-only /proc paths and its marker
+// file. With neither it is configured as docs/containers.md says:
 // seccomp=unconfined and systempaths=unconfined.
-func engineBundle(t *testing.T, engineDefaults bool, script string, env ...string) string {
-	t.Helper()
-	return engineBundleWith(t, engineDefaults, engineDefaults, script, env...)
-}
-
-// engineBundleWith chooses the engine's seccomp profile and its masked
-// /proc (with the marker file) one by one.
-func engineBundleWith(t *testing.T, dockerSeccomp, masked bool, script string, env ...string) string {
+func engineBundle(t *testing.T, dockerSeccomp, masked bool, script string) string {
 	t.Helper()
 	dir := t.TempDir()
 	rootfs := filepath.Join(dir, "rootfs")
@@ -43,7 +36,7 @@ func engineBundleWith(t *testing.T, dockerSeccomp, masked bool, script string, e
 		Root:    &specs.Root{Path: "rootfs", Readonly: true},
 		Process: &specs.Process{
 			Args:         []string{"/bin/sh", "-c", script},
-			Env:          append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp/home"}, env...),
+			Env:          []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp/home"},
 			Cwd:          "/tmp",
 			Capabilities: &specs.LinuxCapabilities{Bounding: caps, Effective: caps, Permitted: caps},
 		},
@@ -130,7 +123,7 @@ func doctorInEngine(t *testing.T, dockerSeccomp, masked bool, name string) ([]st
 		t.Fatalf("runc is needed (hack/test.sh installs it): %v", err)
 	}
 	script := fmt.Sprintf(`mkdir -p /tmp/home /tmp/work && cd /tmp/work && %[1]s --json doctor; echo "doctor-exit=$?"; %[1]s run -- true; echo "run-exit=$?"`, cshellBin)
-	out, err := runInEngine(t, engineBundleWith(t, dockerSeccomp, masked, script), name)
+	out, err := runInEngine(t, engineBundle(t, dockerSeccomp, masked, script), name)
 	if err != nil {
 		t.Fatalf("runc: %v\n%s", err, out)
 	}
@@ -196,7 +189,7 @@ curl -fsS http://127.0.0.1:%[2]d/index.html
 $C run --allow-host %[3]s -- 'curl -fsS http://%[3]s/hello'
 $C kill web --grace 1
 echo all-done`, cshellBin, port, remote)
-	out, err := runInEngine(t, engineBundle(t, false, script), "cshell-engine-documented")
+	out, err := runInEngine(t, engineBundle(t, false, false, script), "cshell-engine-documented")
 	if err != nil {
 		t.Fatalf("runc: %v\n%s", err, out)
 	}

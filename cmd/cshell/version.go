@@ -56,19 +56,22 @@ func readBuildInfo() buildInfo {
 	case bi.Main.Version != "" && bi.Main.Version != "(devel)":
 		v.Version = strings.TrimSuffix(bi.Main.Version, "+dirty")
 	case v.Commit != "":
-		v.Version = "dev-" + v.Commit[:min(12, len(v.Commit))]
+		v.Version = "dev-" + shortCommit(v.Commit)
 	default:
 		v.Version = "dev"
 	}
 	return v
 }
 
+// shortCommit is a commit's first 12 hex digits, as git shows it.
+func shortCommit(c string) string { return c[:min(12, len(c))] }
+
 // String is the line of cshell version.
 func (v buildInfo) String() string {
 	s := "cshell " + v.Version
 	var extra []string
-	if v.Commit != "" && !strings.Contains(v.Version, v.Commit[:min(12, len(v.Commit))]) {
-		extra = append(extra, "commit "+v.Commit[:min(12, len(v.Commit))])
+	if c := shortCommit(v.Commit); c != "" && !strings.Contains(v.Version, c) {
+		extra = append(extra, "commit "+c)
 	}
 	if v.Modified {
 		extra = append(extra, "modified")
