@@ -74,8 +74,9 @@ func WriteBundle(dir string, s *Spec) (err error) {
 			os.Geteuid() != 0 && m.Type == "bind" && m.Source == m.Destination && filepath.Dir(m.Source) == "/" && unix.Access(m.Source, unix.X_OK) != nil
 	})
 	sp.Linux.Seccomp = ociFilter(s.AllowUserNamespaces)
-	if os.Geteuid() != 0 && !s.Limits.Empty() {
-		// Rootless, a runtime holds limits only in a cgroup delegated to it.
+	if !ownCgroups() && !s.Limits.Empty() {
+		// r.spec gave limits to cshell's own cgroups only; the bundle's
+		// runtime holds them in its cgroup (rootless: one delegated to it).
 		sp.Linux.Resources = &specs.LinuxResources{}
 		cgroupLimits(sp.Linux.Resources, s.Limits)
 	}
