@@ -199,3 +199,24 @@ echo all-done`, cshellBin, port, remote)
 		}
 	}
 }
+
+// TestSpecInsideAnEngine: a bundle written where cshell makes no cgroups
+// of its own (inside an engine, root or not) keeps the limits asked for.
+func TestSpecInsideAnEngine(t *testing.T) {
+	if _, err := exec.LookPath("runc"); err != nil {
+		t.Fatalf("runc is needed (hack/test.sh installs it): %v", err)
+	}
+	script := fmt.Sprintf(`mkdir -p /tmp/home /tmp/work && cd /tmp/work && %s spec --bundle /tmp/b -w /tmp/work --memory 64m --pids 50 -- true >/dev/null && cat /tmp/b/config.json`, cshellBin)
+	out, err := runInEngine(t, engineBundle(t, false, false, script), "cshell-engine-spec")
+	if err != nil {
+		t.Fatalf("runc: %v\n%s", err, out)
+	}
+	var sp specs.Spec
+	if err := json.Unmarshal([]byte(out), &sp); err != nil {
+		t.Fatalf("config.json: %v\n%s", err, out)
+	}
+	r := sp.Linux.Resources
+	if r == nil || r.Memory == nil || r.Memory.Limit == nil || *r.Memory.Limit != 64<<20 || r.Pids == nil || r.Pids.Limit == nil || *r.Pids.Limit != 50 {
+		t.Errorf("the bundle's resources %+v, want memory 64 MiB and 50 pids", r)
+	}
+}
