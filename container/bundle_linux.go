@@ -64,7 +64,7 @@ func WriteBundle(dir string, s *Spec) (err error) {
 	// newer than they know (crun 1.8 knows 1.0 and 1.1 only).
 	sp.Version = "1.0.2"
 	sp.Root.Path = "rootfs"
-	sp.Process.Args = shellArgs(hostLookPath, s.Command)
+	sp.Process.Args = s.args(hostLookPath)
 	sp.Process.Terminal = false
 	sp.Mounts = slices.DeleteFunc(sp.Mounts, func(m specs.Mount) bool {
 		// Not cshell's PID 1; and rootless, no host directory this user

@@ -47,8 +47,12 @@ func ParseIsolation(s string) (Isolation, error) {
 type Spec struct {
 	ID      string // unique among running shells; letters, digits, '-', '_', '.'
 	Command string // a shell command line, run with bash -c (sh -c without bash)
-	Env     []string
-	FS      policy.Filesystem
+	// Argv, when set, is the program and its arguments, run as given (the
+	// program found in the shell's PATH) with no shell between; Command
+	// then only says what runs.
+	Argv []string
+	Env  []string
+	FS   policy.Filesystem
 
 	// Stdio of the command. With Terminal set, the command gets a new
 	// terminal instead (Process.Console), except in the process runner,
@@ -159,6 +163,15 @@ func New(iso Isolation) (Runner, error) {
 		return processRunner{}, nil
 	}
 	return nil, fmt.Errorf("%w %q: use auto, container or process", ErrBadIsolation, iso)
+}
+
+// args is what the shell runs: Argv as given, else its command line
+// through bash -c (sh -c without bash).
+func (s *Spec) args(lookPath func(string) (string, error)) []string {
+	if len(s.Argv) > 0 {
+		return s.Argv
+	}
+	return shellArgs(lookPath, s.Command)
 }
 
 // shellArgs is the command line that runs a shell command: bash -c when

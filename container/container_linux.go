@@ -106,7 +106,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	}
 	nnp := true
 	p := &libcontainer.Process{
-		Args:            pid1Args(checks, s.AllowUserNamespaces, shellArgs(hostLookPath, s.Command)),
+		Args:            pid1Args(checks, s.AllowUserNamespaces, s.args(hostLookPath)),
 		Env:             s.Env,
 		Cwd:             s.FS.Start,
 		NoNewPrivileges: &nnp,

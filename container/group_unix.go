@@ -28,6 +28,12 @@ func (processRunner) Isolation() Isolation { return Process }
 
 func (processRunner) Start(s *Spec) (Shell, error) {
 	argv := shellArgs(exec.LookPath, s.Command)
+	if len(s.Argv) > 0 {
+		// The program is found in the shell's PATH, not cshell's, and a
+		// missing or unrunnable one ends as in a container (127, 126):
+		// sh looks it up and execs it, arguments untouched.
+		argv = append([]string{"/bin/sh", "-c", `exec "$@"`, "sh"}, s.Argv...)
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = s.FS.Start
 	token := s.Token

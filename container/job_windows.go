@@ -37,6 +37,9 @@ func (processRunner) Start(s *Spec) (Shell, error) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		argv = []string{"cmd.exe", "/c", s.Command}
 	}
+	if len(s.Argv) > 0 {
+		argv = s.Argv // the program and its arguments, as given
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = s.FS.Start
 	cmd.Env = s.Env

@@ -278,7 +278,17 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 		if (isatty(0))
 			tcsetpgrp(0, getpid());
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		execve(argv[2], &argv[2], envp);
+		// A program named without a slash (arguments given as they are,
+		// not a shell command line) is found in the shell's PATH.
+		if (strchr(argv[2], '/')) {
+			execve(argv[2], &argv[2], envp);
+		} else {
+			execvpe(argv[2], &argv[2], envp);
+			if (errno == ENOENT) {
+				fprintf(stderr, "cshell: %s: command not found\n", argv[2]);
+				_exit(127);
+			}
+		}
 		fprintf(stderr, "cshell: cannot run %s: %s\n", argv[2], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}

@@ -33,7 +33,8 @@ import (
 type Options struct {
 	ID        string // unique among running shells: see NewID
 	Isolation container.Isolation
-	Command   string // a shell command line, run with bash -c
+	Command   string   // a shell command line, run with bash -c
+	Argv      []string // the program and its arguments, run as given; Command then only says what runs
 	Env       []string
 	FS        policy.Filesystem
 
@@ -162,7 +163,7 @@ func Start(o Options) (*Sandbox, error) {
 		s.factory = netrelay.NewFactory(parent)
 	}
 	s.sh, err = runner.Start(&container.Spec{
-		ID: o.ID, Command: o.Command, Env: o.Env, FS: o.FS,
+		ID: o.ID, Command: o.Command, Argv: o.Argv, Env: o.Env, FS: o.FS,
 		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Terminal: o.Terminal,
 		Sockets: sockets, Events: events, Limits: o.Limits, AllowUserNamespaces: o.AllowUserNamespaces,
 		Resolver: egress,

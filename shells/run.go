@@ -39,7 +39,9 @@ var ErrUsage = errors.New("bad input")
 
 // RunOptions is one foreground `cshell run`.
 type RunOptions struct {
-	Command   []string // joined with spaces into one shell command line
+	// Command is one shell command line (one word, run with bash -c), or
+	// a program and its arguments, run as given (several words).
+	Command   []string
 	Isolation container.Isolation
 	FS        policy.FilesystemRequest
 	Env       []string      // KEY=VALUE or KEY (take the value from our environment)
@@ -143,7 +145,7 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 	}
 	defer stdio.close()
 	so := sandbox.Options{
-		ID: sandbox.NewID("run"), Isolation: o.Isolation, Command: p.command, Env: p.env, FS: p.fsys,
+		ID: sandbox.NewID("run"), Isolation: o.Isolation, Command: p.command, Argv: p.argv, Env: p.env, FS: p.fsys,
 		Stdin: stdin, Stdout: stdout, Stderr: stderr, Terminal: terminal,
 		Exposes: exposesOf(listeners), MaxConnections: p.cfg.MaxConnections(), Reach: reach,
 		Limits: p.limits, AllowUserNamespaces: p.userns, Refused: violationNote(o.Stderr),
@@ -263,7 +265,8 @@ func closeAll(ls []*net.TCPListener) {
 // prepared is what every run checks and derives before anything starts.
 type prepared struct {
 	cfg     *policy.Config
-	command string
+	command string   // what runs, as shown (ps, notices): a shell command line
+	argv    []string // the program and its arguments as given; nil: run command with bash -c
 	env     []string
 	fsys    policy.Filesystem
 	rules   *policy.Rules
@@ -303,14 +306,9 @@ func prepare(o RunOptions, usage string, taken []int) (*prepared, error) {
 	if !p.cfg.Enabled() {
 		return nil, refusedErr("shells are turned off by configuration (shells.enabled=false); change the config file to run commands")
 	}
-	p.command = strings.Join(o.Command, " ")
-	switch {
-	case strings.TrimSpace(p.command) == "":
-		return nil, usageErr("no command given; write %s", usage)
-	case strings.ContainsRune(p.command, 0):
-		return nil, usageErr("the command contains a NUL byte, which no program can receive; remove it")
-	case len(p.command) > maxCommand:
-		return nil, usageErr("the command is %d bytes, and the kernel passes at most %d KiB as one argument; write it to a script in the working directory and run that", len(p.command), maxCommand>>10)
+	var err error
+	if p.command, p.argv, err = commandOf(o.Command, usage); err != nil {
+		return nil, err
 	}
 	if !relayed(o.Isolation) {
 		if err := processRefusals(o); err != nil {
@@ -326,7 +324,6 @@ func prepare(o RunOptions, usage string, taken []int) (*prepared, error) {
 		}
 		p.userns = o.AllowUserNamespaces || p.cfg.AllowUserNamespaces()
 	}
-	var err error
 	if p.env, err = buildEnv(os.Environ(), o.Env, p.cfg.Env.Pass, o.FS.Home); err != nil {
 		return nil, err
 	}

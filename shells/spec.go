@@ -38,7 +38,7 @@ func WriteBundle(o RunOptions, dir string) error {
 	if o.Stderr != nil && len(p.cfg.Network.Allow) > 0 {
 		fmt.Fprintln(o.Stderr, "cshell: warning: the configuration's network.allow does not apply to a bundle: its shell reaches loopback only (the proxy needs cshell's supervisor)")
 	}
-	s := &container.Spec{Command: p.command, Env: p.env, FS: p.fsys, Limits: p.limits, AllowUserNamespaces: p.userns}
+	s := &container.Spec{Command: p.command, Argv: p.argv, Env: p.env, FS: p.fsys, Limits: p.limits, AllowUserNamespaces: p.userns}
 	if err := container.WriteBundle(abs, s); err != nil {
 		return fmt.Errorf("write the bundle to %s: %w; give --bundle a new or empty directory you may write", abs, err)
 	}

@@ -125,7 +125,7 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 		return nil, err
 	}
 	spec := supervisorSpec{
-		Command: command, Env: env, FS: fsys, Isolation: o.Isolation, Timeout: o.Timeout,
+		Command: command, Argv: p.argv, Env: env, FS: fsys, Isolation: o.Isolation, Timeout: o.Timeout,
 		Grace: grace, OwnerPid: o.OwnerPid, MaxLogBytes: cfg.MaxLogBytes(), MaxConnections: cfg.MaxConnections(), Notify: cfg.Notify(),
 		Session: o.Session, Exposes: exposes, Allow: allow, Deny: cfg.Network.Deny, ProxyPort: p.proxyPort,
 		Grants: p.grants, AskSeconds: int(p.ask / time.Second), Hosts: p.hosts,

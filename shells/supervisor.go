@@ -57,6 +57,7 @@ const (
 // supervisorSpec is what run -d hands to its supervisor.
 type supervisorSpec struct {
 	Command        string                `json:"command"`
+	Argv           []string              `json:"argv,omitempty"`
 	Env            []string              `json:"env"`
 	FS             policy.Filesystem     `json:"fs"`
 	Isolation      container.Isolation   `json:"isolation"`
@@ -271,7 +272,7 @@ func (s *supervisor) run() error {
 	defer devnull.Close()
 	so := sandbox.Options{
 		ID:        sandbox.NewID("sh" + s.id), // sh3-PID-RANDOM: the pid lets a later run collect it
-		Isolation: s.spec.Isolation, Command: s.spec.Command, Env: s.spec.Env, FS: s.spec.FS,
+		Isolation: s.spec.Isolation, Command: s.spec.Command, Argv: s.spec.Argv, Env: s.spec.Env, FS: s.spec.FS,
 		Stdin: devnull, Stdout: pw, Stderr: pw,
 		Exposes: exposes, MaxConnections: s.spec.MaxConnections, Probes: true,
 		Limits: s.spec.Limits, AllowUserNamespaces: s.spec.AllowUserns, Refused: violationLog(s.dir),

@@ -50,10 +50,14 @@ func newRunCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [flags] [--] COMMAND...",
 		Short: "Run a shell command in a sandbox",
-		Long: `Run COMMAND (a shell command line, run with bash -c) in a rootless
-container and exit with its exit code: 128+N when signal N ended it, 125
-when cshell failed before the command ran, 126 when the command is not
-executable, 127 when it was not found.
+		Long: `Run COMMAND in a rootless container and exit with its exit code:
+128+N when signal N ended it, 125 when cshell failed before the command
+ran, 126 when the command is not executable, 127 when it was not found.
+
+One word after -- is a shell command line, run with bash -c ('make &&
+./check'); several words are a program and its arguments, passed exactly
+as given, with no shell between (as docker, sudo and timeout pass them):
+cshell run -- python3 -c 'print(1)' runs python3 with two arguments.
 
 The host's filesystem is visible read-only; the working directory and each
 --rw path are writable; /tmp is private; ~/.ssh, ~/.aws and other secrets
@@ -65,6 +69,7 @@ namespaces: it sees and may write all you may, shares this machine's
 network and sees every process. It refuses --hide, --ro and --allow-host,
 which it cannot enforce.`,
 		Example: `  cshell run -- npm test
+  cshell run -- python3 -c 'import sys; print(sys.argv)' '$HOME'
   cshell run -e CI=1 -w ./app -- 'make -j4 && ./bin/check'
   cshell run --hide ~/.config/secret --ro ./vendor -- go build ./...
   cshell run --timeout 5m -- ./long-build.sh
