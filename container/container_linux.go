@@ -41,6 +41,7 @@ type containerRunner struct {
 	self      string // this binary, bind-mounted as initPath
 	hidden    string // mode 0000 "dir" and "file", bound over hidden paths
 	resolv    string // the resolv.conf that names the shell's own resolver
+	hosts     string // the hosts file of a shell with a resolver
 }
 
 var _ Runner = (*containerRunner)(nil)
@@ -67,6 +68,7 @@ func newContainerRunner() (Runner, error) {
 		self:      self,
 		hidden:    filepath.Join(dir, "hidden"),
 		resolv:    filepath.Join(dir, "resolv.conf"),
+		hosts:     filepath.Join(dir, "hosts"),
 	}
 	if err := prepareRootfs(r.rootfs); err != nil {
 		return nil, fmt.Errorf("%w: prepare the root filesystem in %s: %w", ErrSandbox, r.rootfs, err)
@@ -74,8 +76,10 @@ func newContainerRunner() (Runner, error) {
 	if err := prepareHidden(r.hidden); err != nil {
 		return nil, fmt.Errorf("%w: prepare %s: %w", ErrSandbox, r.hidden, err)
 	}
-	if err := prepareResolvConf(r.resolv); err != nil {
-		return nil, fmt.Errorf("%w: prepare %s: %w", ErrSandbox, r.resolv, err)
+	for _, f := range []struct{ path, text string }{{r.resolv, resolvConfText}, {r.hosts, hostsText}} {
+		if err := prepareShared(f.path, f.text); err != nil {
+			return nil, fmt.Errorf("%w: prepare %s: %w", ErrSandbox, f.path, err)
+		}
 	}
 	collectGarbage(r.stateRoot)
 	return r, nil
@@ -470,21 +474,27 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 	}
 	sort.SliceStable(extra, func(i, j int) bool { return depth(extra[i].Destination) < depth(extra[j].Destination) })
 	mounts := append(top, extra...)
-	resolvWritable := false // in a writable bind, a shell could swap it for a link
-	for _, b := range policy {
-		resolvWritable = resolvWritable || b.writable && underOrSame(resolvConf, b.path)
-	}
-	if s.Resolver && !resolvWritable {
-		// Over the host's file, or where its link leads (inside the
-		// container: /run is its own tmpfs); last, over the /etc bind.
-		mounts = append(mounts, specs.Mount{Destination: resolvConf, Type: "bind", Source: r.resolv,
-			Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
+	for _, f := range []struct{ dest, src string }{{resolvConf, r.resolv}, {hostsFile, r.hosts}} {
+		writable := false // in a writable bind, a shell could swap it for a link
+		for _, b := range policy {
+			writable = writable || b.writable && underOrSame(f.dest, b.path)
+		}
+		if s.Resolver && !writable {
+			// Over the host's file, or where its link leads (inside the
+			// container: /run is its own tmpfs); last, over the /etc bind.
+			mounts = append(mounts, specs.Mount{Destination: f.dest, Type: "bind", Source: f.src,
+				Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
+		}
 	}
 	return mounts, checks, nil
 }
 
-// resolvConf is where resolver libraries find their name servers.
-const resolvConf = "/etc/resolv.conf"
+// resolvConf is where resolver libraries find their name servers, and
+// hostsFile the names they look up before asking one.
+const (
+	resolvConf = "/etc/resolv.conf"
+	hostsFile  = "/etc/hosts"
+)
 
 func underOrSame(p, root string) bool {
 	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")

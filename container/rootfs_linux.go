@@ -240,21 +240,28 @@ func CollectGarbage() {
 // resolvConfText names the shell's own resolver (sandbox.ResolverAddr).
 const resolvConfText = "# cshell: the shell's own resolver; only names the shell may reach resolve\nnameserver 127.0.0.53\n"
 
-// prepareResolvConf writes the resolv.conf bound over the shell's, unless
-// it already says so: a plain file of this user's, never through a link.
-func prepareResolvConf(path string) error {
+// hostsText is the shell's /etc/hosts when it has a resolver: loopback
+// and its own host name only, so that every other name is asked of the
+// shell's resolver, which decides on the name asked for (the host's
+// /etc/hosts would give a shell real addresses, which the egress then
+// judges as bare addresses).
+const hostsText = "# cshell: names the shell may reach are resolved by its own resolver (127.0.0.53)\n" +
+	"127.0.0.1\tlocalhost cshell\n::1\tlocalhost ip6-localhost ip6-loopback cshell\n"
+
+// prepareShared writes a file every shell of this user is bound (its
+// resolv.conf, its hosts), unless it already holds text: a plain file of
+// this user's, replaced whole, never written through a link.
+func prepareShared(path, text string) error {
 	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() {
-		if b, err := os.ReadFile(path); err == nil && string(b) == resolvConfText {
+		if b, err := os.ReadFile(path); err == nil && string(b) == text {
 			return nil
 		}
 	}
-	tmp := path + ".new"
-	_ = os.Remove(tmp)
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY|unix.O_NOFOLLOW, 0o644)
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".new-*")
 	if err != nil {
 		return err
 	}
-	_, err = f.WriteString(resolvConfText)
+	_, err = f.WriteString(text)
 	if err == nil {
 		err = f.Chmod(0o644) // whatever the umask: every user inside reads it
 	}
@@ -262,10 +269,10 @@ func prepareResolvConf(path string) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = os.Rename(f.Name(), path)
 	}
 	if err != nil {
-		_ = os.Remove(tmp)
+		_ = os.Remove(f.Name())
 	}
 	return err
 }

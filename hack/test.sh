@@ -60,6 +60,11 @@ cleanup() {
 		wait "$remote_pid" 2>/dev/null || true
 	fi
 	ip netns del "$remote_ns" 2>/dev/null || true
+	if [ -n "${remote_name:-}" ]; then
+		# Written in place: /etc/hosts may be a mount of its own.
+		hosts=$(grep -vF " $remote_name" /etc/hosts || true)
+		printf '%s\n' "$hosts" >/etc/hosts
+	fi
 	rm -rf "$work"
 	for d in "${made[@]}"; do
 		rm -rf --one-file-system -- "$d"
@@ -111,6 +116,11 @@ if ! curl -fsS --noproxy '*' "http://$remote:8080/hello"; then
 	exit 1
 fi
 export CSHELL_TEST_REMOTE=$remote:8080
+# The remote also has a name in this machine's /etc/hosts (removed at the
+# end), for the test of names the host resolves itself.
+remote_name=cshell-e2e-remote-$$.test
+echo "$remote $remote_name" >>/etc/hosts
+export CSHELL_TEST_REMOTE_NAME=$remote_name
 
 step "gofmt and go vet (linux, darwin, windows)"
 bad=$(gofmt -l .)
@@ -156,7 +166,7 @@ CSHELL_BIN="$work/cshell-race" go test -tags e2e -count=1 -v ./cmd/cshell | tee 
 step "end-to-end tests as $TEST_USER (rootless)"
 go build -o "$work/cshell" ./cmd/cshell
 go test -c -tags e2e -o "$work/e2e.test" ./cmd/cshell
-su "$TEST_USER" -s /bin/sh -c "cd ~ && CSHELL_BIN='$work/cshell' CSHELL_MCP_CLIENT='$CSHELL_MCP_CLIENT' CSHELL_TEST_REMOTE='$CSHELL_TEST_REMOTE' CSHELL_DOCS_DIR='$CSHELL_DOCS_DIR' CSHELL_DEB='$CSHELL_DEB' '$work/e2e.test' -test.count=1 -test.v" | tee "$work/rootless.log"
+su "$TEST_USER" -s /bin/sh -c "cd ~ && CSHELL_BIN='$work/cshell' CSHELL_MCP_CLIENT='$CSHELL_MCP_CLIENT' CSHELL_TEST_REMOTE='$CSHELL_TEST_REMOTE' CSHELL_TEST_REMOTE_NAME='$CSHELL_TEST_REMOTE_NAME' CSHELL_DOCS_DIR='$CSHELL_DOCS_DIR' CSHELL_DEB='$CSHELL_DEB' '$work/e2e.test' -test.count=1 -test.v" | tee "$work/rootless.log"
 
 step "summary"
 passed=$(cat "$work/root.log" "$work/rootless.log" | grep -c -- '--- PASS' || true)

@@ -3,6 +3,8 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -11,7 +13,32 @@ import (
 // programs need to find their way (PATH, HOME, the user, the shell, the
 // terminal, the locale, the time zone), and no token or socket. A trailing
 // * matches a prefix.
-var PassedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_*", "TZ"}
+var PassedEnv = append([]string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_*", "TZ"}, TrustEnv...)
+
+// TrustEnv name the certificates a caller's TLS clients trust (a
+// company's TLS-inspecting gateway, a CI runner's own authority): they
+// name public certificates, never secrets, so they pass by default, and
+// the files they name are shown to the shell (see TrustFiles).
+var TrustEnv = []string{"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+	"CURL_CA_BUNDLE", "GIT_SSL_CAINFO", "PIP_CERT"}
+
+// TrustFiles are the paths the trust variables of env name (SSL_CERT_DIR
+// may list several, separated by colons), absolute ones only.
+func TrustFiles(env []string) []string {
+	var paths []string
+	for _, e := range env {
+		k, v, _ := strings.Cut(e, "=")
+		if !slices.Contains(TrustEnv, k) {
+			continue
+		}
+		for _, p := range strings.Split(v, ":") {
+			if filepath.IsAbs(p) && !slices.Contains(paths, filepath.Clean(p)) {
+				paths = append(paths, filepath.Clean(p))
+			}
+		}
+	}
+	return paths
+}
 
 // EnvAllowed reports whether the variable key of cshell's environment
 // reaches a shell: it is in PassedEnv or in pass (config env.pass).

@@ -64,7 +64,16 @@ type FilesystemRequest struct {
 	Protect []string
 	// System are the host's secrets to hide; nil: SystemHidden.
 	System []string
+	// Show are files the shell is to read where it would not see them
+	// otherwise (its private /tmp and /run): the certificates its TLS
+	// clients are told to trust (TrustFiles). Missing ones are left out;
+	// one through a link a shell could have planted, or under a hidden
+	// path, is left out with a warning.
+	Show []string
 }
+
+// privateDirs are the host's directories a container shell has its own of.
+var privateDirs = []string{"/tmp", "/run"}
 
 // Filesystem is the resolved filesystem view of one shell: absolute,
 // cleaned paths with symlinks resolved. Everything not listed is the host's
@@ -236,6 +245,24 @@ func NewFilesystem(r FilesystemRequest) (Filesystem, error) {
 		}
 		fsys.Read = slices.DeleteFunc(fsys.Read, func(r string) bool { return pathUnderAny(r, []string{rp}) })
 		fsys.Hide = appendNew(fsys.Hide, rp)
+	}
+	for _, p := range r.Show {
+		err := checkLinks(p, p, "trusted certificates")
+		rp := ""
+		if err == nil {
+			rp, err = resolveMaybe(p, r.Home, r.Cwd, "trusted certificates")
+		}
+		switch {
+		case err != nil:
+			fsys.Warnings = append(fsys.Warnings, fmt.Sprintf("%v; the shell does not see it", err))
+		case rp == "" || !pathUnderAny(rp, privateDirs):
+			// Missing (the tool will say), or on the host's filesystem,
+			// which the shell sees.
+		case pathUnderAny(rp, fsys.Hide):
+			fsys.Warnings = append(fsys.Warnings, fmt.Sprintf("%s is hidden, so the shell's TLS clients cannot read it", rp))
+		default:
+			fsys.Read = appendNew(fsys.Read, rp)
+		}
 	}
 	// A hidden path inside another is hidden with it (and no mount point
 	// may be made inside a stand-in); the working directory may not be.

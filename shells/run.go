@@ -338,6 +338,7 @@ func prepare(o RunOptions, usage string, taken []int) (*prepared, error) {
 		p.ask = time.Duration(p.cfg.AskSeconds()) * time.Second
 	}
 	o.FS.Config = p.cfg
+	o.FS.Show = policy.TrustFiles(p.env)
 	if relayed(o.Isolation) {
 		// cshell's own: the state dir in use and the default one hidden
 		// (made and recorded now if missing, so that no shell can make one
