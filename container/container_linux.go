@@ -377,14 +377,18 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 	type bind struct {
 		path     string
 		writable bool
+		source   string // "": path itself
 	}
 	var policy []bind
-	policy = append(policy, bind{s.FS.Workdir, true})
+	policy = append(policy, bind{path: s.FS.Workdir, writable: true})
 	for _, p := range s.FS.Write {
-		policy = append(policy, bind{p, true})
+		policy = append(policy, bind{path: p, writable: true})
 	}
 	for _, p := range s.FS.Read {
-		policy = append(policy, bind{p, false})
+		policy = append(policy, bind{path: p})
+	}
+	for _, c := range s.FS.Caches {
+		policy = append(policy, bind{path: c.Path, writable: true, source: c.Source})
 	}
 	// Hidden paths get a mode 0000 stand-in: with no capability inside,
 	// not even the owner may read it (masking with /dev/null would read
@@ -429,7 +433,11 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 		if b.writable {
 			opts = rw
 		}
-		if err := bindAs(b.path, b.path, opts); err != nil {
+		src := b.path
+		if b.source != "" {
+			src = b.source
+		}
+		if err := bindAs(b.path, src, opts); err != nil {
 			return nil, nil, err
 		}
 	}

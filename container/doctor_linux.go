@@ -103,9 +103,11 @@ func cgroups() []Check {
 		deleg.OK = true
 		deleg.Detail = "your cgroup is delegated to you"
 	case v2:
-		deleg.Detail = "your cgroup is not delegated to you (systemd Delegate=yes); shells run without resource limits"
+		deleg.OK = true
+		deleg.Detail = "your cgroup is not delegated to you (systemd Delegate=yes): cshell's watchdog holds --memory and --pids for your shells; --cpus needs a cgroup"
 	default:
-		deleg.Detail = "cgroup v1 cannot be delegated to a user; shells of non-root users run without resource limits"
+		deleg.OK = true
+		deleg.Detail = "cgroup v1 cannot be delegated to a user: cshell's watchdog holds --memory and --pids for your shells; --cpus needs a cgroup"
 	}
 	return []Check{version, deleg}
 }

@@ -31,8 +31,10 @@ func (processRunner) Start(s *Spec) (Shell, error) {
 	if len(s.Argv) > 0 {
 		// The program is found in the shell's PATH, not cshell's, and a
 		// missing or unrunnable one ends as in a container (127, 126):
-		// sh looks it up and execs it, arguments untouched.
-		argv = append([]string{"/bin/sh", "-c", `exec "$@"`, "sh"}, s.Argv...)
+		// the shell looks it up as it would its own command and execs it,
+		// arguments untouched.
+		argv = append(shellArgs(exec.LookPath, `exec "$@"`), "sh")
+		argv = append(argv, s.Argv...)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = s.FS.Start

@@ -9,6 +9,7 @@
 #include <linux/openat2.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <poll.h>
 #include <sys/prctl.h>
@@ -180,6 +181,59 @@ static int check_mount(const char *spec)
 	return 0;
 }
 
+// exec_path runs a program named without a slash (arguments given as
+// they are, not a shell command line) from the shell's PATH, as bash
+// finds one: the first executable regular file of that name; folders it
+// cannot search are passed over (glibc's execvp would give up with
+// EACCES). A script without a #! line runs with /bin/sh. It returns
+// only when nothing ran: errno ENOENT when no such file is anywhere,
+// EACCES when only files that may not be run are.
+static void exec_path(char **args, char **envp)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+	int denied = 0;
+
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *end = strchrnul(path, ':');
+		size_t n = end - path;
+		struct stat st;
+
+		if (n == 0) // an empty entry is the current directory
+			n = snprintf(buf, sizeof(buf), "./%s", args[0]);
+		else if (n + strlen(args[0]) + 2 <= sizeof(buf))
+			n = snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, args[0]);
+		else
+			n = 0, buf[0] = 0;
+		path = *end ? end + 1 : end;
+		if (!buf[0] || stat(buf, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (access(buf, X_OK) < 0) {
+			denied = 1;
+			continue;
+		}
+		execve(buf, args, envp);
+		if (errno == ENOEXEC) {
+			char *sh[PATH_MAX / 16 + 2];
+			int i;
+			sh[0] = "/bin/sh";
+			sh[1] = buf;
+			for (i = 1; args[i] && i < (int)(sizeof(sh) / sizeof(sh[0])) - 2; i++)
+				sh[i + 1] = args[i];
+			sh[i + 1] = NULL;
+			execve("/bin/sh", sh, envp);
+		}
+		denied = 1;
+	}
+	if (!denied) {
+		fprintf(stderr, "cshell: %s: command not found\n", args[0]);
+		_exit(127);
+	}
+	errno = EACCES;
+}
+
 // reap collects every exited child, orphans included, and ends PID 1 with
 // the command's status once the command is among them.
 static void reap(pid_t child)
@@ -278,17 +332,10 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 		if (isatty(0))
 			tcsetpgrp(0, getpid());
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		// A program named without a slash (arguments given as they are,
-		// not a shell command line) is found in the shell's PATH.
-		if (strchr(argv[2], '/')) {
+		if (strchr(argv[2], '/'))
 			execve(argv[2], &argv[2], envp);
-		} else {
-			execvpe(argv[2], &argv[2], envp);
-			if (errno == ENOENT) {
-				fprintf(stderr, "cshell: %s: command not found\n", argv[2]);
-				_exit(127);
-			}
-		}
+		else
+			exec_path(&argv[2], envp); // returns only when none could run
 		fprintf(stderr, "cshell: cannot run %s: %s\n", argv[2], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}

@@ -45,6 +45,7 @@ type Config struct {
 	Env        EnvConfig        `json:"env"`
 	LimitsCfg  LimitsConfig     `json:"limits"`
 	Sandbox    SandboxConfig    `json:"sandbox"`
+	Caches     CachesConfig     `json:"caches"`
 
 	// writeRoots, set by Layer when the project file lists allowWrite,
 	// are the global file's allowWrite entries: every project entry must
@@ -102,6 +103,28 @@ type FilesystemConfig struct {
 // shell, beyond the built-in allowlist (see EnvAllowed).
 type EnvConfig struct {
 	Pass []string `json:"pass,omitempty"` // names; a trailing * matches a prefix
+}
+
+// CachesConfig rules the tools' caches that container shells keep per
+// working directory (package cache).
+type CachesConfig struct {
+	Enabled  *bool `json:"enabled,omitempty"`  // default true
+	MaxBytes *Size `json:"maxBytes,omitempty"` // all working directories together; default DefaultCacheBytes
+}
+
+// DefaultCacheBytes bounds the caches of every working directory together
+// where the configuration does not.
+const DefaultCacheBytes = 10 << 30
+
+// CachesEnabled reports whether container shells get caches (default true).
+func (c *Config) CachesEnabled() bool { return c.Caches.Enabled == nil || *c.Caches.Enabled }
+
+// CacheMaxBytes bounds the caches of every working directory together.
+func (c *Config) CacheMaxBytes() int64 {
+	if c.Caches.MaxBytes == nil {
+		return DefaultCacheBytes
+	}
+	return int64(*c.Caches.MaxBytes)
 }
 
 // SandboxConfig chooses what a container shell may do beyond the default.
@@ -191,6 +214,7 @@ var schema = map[string]map[string]bool{
 	"env":        {"pass": true},
 	"limits":     {"memory": true, "pids": true, "cpus": true},
 	"sandbox":    {"allowUserNamespaces": true},
+	"caches":     {"enabled": true, "maxBytes": true},
 }
 
 // checkKeys refuses keys that are not settings, at their position.
@@ -203,7 +227,7 @@ func checkKeys(v hujson.Value, schema map[string]map[string]bool, _ string) *fie
 		key := memberName(m)
 		leaves, known := schema[key]
 		if !known {
-			return &fieldError{offset: m.Name.StartOffset, msg: fmt.Sprintf("unknown setting %q (settings: shells, network, filesystem, env, limits, sandbox)", key)}
+			return &fieldError{offset: m.Name.StartOffset, msg: fmt.Sprintf("unknown setting %q (settings: shells, network, filesystem, env, limits, sandbox, caches)", key)}
 		}
 		obj, ok := m.Value.Value.(*hujson.Object)
 		if !ok {

@@ -84,6 +84,10 @@ type Filesystem struct {
 	Write   []string // more writable paths
 	Read    []string // read-only paths (inside writable ones, or in private /tmp)
 	Hide    []string // unreadable; existing paths
+	// Caches are writable folders seen in place of the home's cache
+	// folders (resolved places; hidden paths beneath them are dropped:
+	// the host's files there are not seen anyway).
+	Caches []CacheBind
 	// Missing are hidden paths that do not exist yet: the sandbox makes
 	// each (empty, without following links) before it hides it.
 	Missing []MissingPath
@@ -96,12 +100,23 @@ type Filesystem struct {
 // Writable returns the writable path (the working directory or a Write
 // entry) that p is or lies beneath, or "" when a shell may not write p.
 func (f Filesystem) Writable(p string) string {
-	for _, w := range append([]string{f.Workdir}, f.Write...) {
+	roots := append([]string{f.Workdir}, f.Write...)
+	for _, c := range f.Caches {
+		roots = append(roots, c.Source)
+	}
+	for _, w := range roots {
 		if w != "" && pathUnderAny(p, []string{w}) {
 			return w
 		}
 	}
 	return ""
+}
+
+// CacheBind is one cache: Source, a folder the shell may write, is seen
+// at Path, the place in the home where a tool keeps its cache.
+type CacheBind struct {
+	Path   string `json:"path"`
+	Source string `json:"source"`
 }
 
 // MissingPath is a hidden path to make before hiding it.
@@ -490,4 +505,40 @@ func pathErr(format string, a ...any) error {
 
 func linkedErr(format string, a ...any) error {
 	return &kindError{ErrLinkedPath, fmt.Errorf(format, a...)}
+}
+
+// AddCaches binds caches (package cache) over their places in the home:
+// each Path absolute as spelt, its Source the folder that stands for it.
+// A place reached through a link a shell could have planted gets none
+// (with a warning), nor does one that is hidden, missing, not a
+// directory, or the user's own --rw or --ro path; hidden paths beneath a
+// place are dropped, since the shell sees the cache's folder there.
+func (f *Filesystem) AddCaches(caches []CacheBind) {
+	for _, c := range caches {
+		err := checkLinks(c.Path, filepath.Clean(c.Path), "caches:")
+		rp := ""
+		if err == nil {
+			rp, err = resolveMaybe(c.Path, "", "/", "cache")
+		}
+		switch {
+		case err != nil:
+			f.Warnings = append(f.Warnings, fmt.Sprintf("%v; the shell gets no cache there", err))
+			continue
+		case rp == "":
+			continue
+		case pathUnderAny(rp, f.Hide) || rp == f.Workdir || slices.Contains(f.Write, rp) || slices.Contains(f.Read, rp):
+			continue // hidden, or the user's own choice for that very path
+		}
+		if st, err := os.Stat(rp); err != nil || !st.IsDir() {
+			continue
+		}
+		f.Caches = append(f.Caches, CacheBind{Path: rp, Source: c.Source})
+	}
+	// What lies beneath a cache's place is not the host's to hide: the
+	// shell sees the cache's own folder there.
+	shadowed := func(p string) bool {
+		return slices.ContainsFunc(f.Caches, func(c CacheBind) bool { return p != c.Path && pathUnderAny(p, []string{c.Path}) })
+	}
+	f.Hide = slices.DeleteFunc(f.Hide, shadowed)
+	f.Missing = slices.DeleteFunc(f.Missing, func(m MissingPath) bool { return shadowed(m.Path) })
 }

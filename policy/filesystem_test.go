@@ -623,3 +623,50 @@ func TestFilesystemWritable(t *testing.T) {
 		}
 	}
 }
+
+// TestAddCaches: each cache's place gets its folder; hidden paths beneath
+// a place are dropped (the shell sees the cache there), the user's own
+// paths win, and a place through a link the workdir's shell could have
+// planted gets none, with a warning.
+func TestAddCaches(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, src := filepath.Join(root, "home"), filepath.Join(root, "src")
+	for _, d := range []string{".cache/secret", ".npm", ".m2/repository", "go/pkg"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(home, "elsewhere"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The working directory is the home: a shell could have planted ~/.yarn.
+	if err := os.Symlink(filepath.Join(home, "elsewhere"), filepath.Join(home, ".yarn")); err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := NewFilesystem(FilesystemRequest{Home: home, Cwd: home, RO: []string{filepath.Join(home, ".m2/repository")},
+		Hide: []string{"~/.cache/secret", "~/go"}, System: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var caches []CacheBind
+	for _, rel := range []string{".cache", ".npm", ".m2/repository", "go/pkg", ".yarn", ".missing"} {
+		caches = append(caches, CacheBind{Path: filepath.Join(home, rel), Source: filepath.Join(src, rel)})
+	}
+	fsys.AddCaches(caches)
+	want := []CacheBind{{Path: filepath.Join(home, ".cache"), Source: filepath.Join(src, ".cache")}, {Path: filepath.Join(home, ".npm"), Source: filepath.Join(src, ".npm")}}
+	if !slices.Equal(fsys.Caches, want) {
+		t.Errorf("caches %v, want %v (the --ro path, the hidden ~/go and the linked ~/.yarn get none)", fsys.Caches, want)
+	}
+	if slices.Contains(fsys.Hide, filepath.Join(home, ".cache/secret")) {
+		t.Errorf("a hidden path beneath a cache's place is still hidden: %v", fsys.Hide)
+	}
+	if !slices.ContainsFunc(fsys.Warnings, func(w string) bool { return strings.Contains(w, ".yarn") && strings.Contains(w, "planted") }) {
+		t.Errorf("no warning for the linked ~/.yarn: %v", fsys.Warnings)
+	}
+	if fsys.Writable(filepath.Join(src, ".npm", "x")) != filepath.Join(src, ".npm") {
+		t.Errorf("Writable: a cache's folder is the shell's to write")
+	}
+}

@@ -139,6 +139,20 @@ func Layer(global, project *Config, projectName string) (*Config, []string) {
 			out.Sandbox.AllowUserNamespaces = a
 		}
 	}
+	if e := project.Caches.Enabled; e != nil {
+		if *e && !global.CachesEnabled() {
+			ignore("caches.enabled=true")
+		} else {
+			out.Caches.Enabled = e
+		}
+	}
+	if n := project.Caches.MaxBytes; n != nil {
+		if int64(*n) > global.CacheMaxBytes() {
+			ignore("caches.maxBytes=%s (global: %s)", FormatSize(int64(*n)), FormatSize(global.CacheMaxBytes()))
+		} else {
+			out.Caches.MaxBytes = n
+		}
+	}
 	for _, h := range project.Network.Deny { // denying more only tightens
 		if !slices.Contains(out.Network.Deny, h) {
 			out.Network.Deny = append(out.Network.Deny, h)

@@ -57,11 +57,14 @@ func ParseSize(s string) (int64, error) {
 	}
 	n, err := strconv.ParseFloat(t, 64)
 	if err != nil || math.IsNaN(n) || math.IsInf(n, 0) || strings.ContainsAny(t, "xXpP_") {
-		return 0, fmt.Errorf("%w: %q is not a size; write one such as 512m or 2g (binary units)", ErrLimit, s)
+		return 0, &kindError{ErrLimit, fmt.Errorf("%q is not a size; write one such as 512m or 2g (binary units)", s)}
 	}
 	v := n * mult
-	if v < MinMemory || v > 1<<50 {
-		return 0, fmt.Errorf("%w: memory %q: give from 4m to 1024t", ErrLimit, s)
+	switch {
+	case v < MinMemory:
+		return 0, &kindError{ErrLimit, fmt.Errorf("%s is below the smallest size cshell takes, 4 MiB (4m)", FormatSize(int64(v)))}
+	case v > 1<<50:
+		return 0, &kindError{ErrLimit, fmt.Errorf("%q is beyond the largest size cshell takes, 1024t", s)}
 	}
 	return int64(v), nil
 }

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cshell/cshell/cache"
 	"github.com/cshell/cshell/container"
 	"github.com/cshell/cshell/netrelay"
 	"github.com/cshell/cshell/policy"
@@ -125,6 +126,10 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 	p, err := prepare(o, "cshell run -- COMMAND", taken)
 	if err != nil {
 		return 0, err
+	}
+	if p.cache != nil {
+		defer pruneCaches(p.cache.Root(), p.cfg.CacheMaxBytes())
+		defer p.done()
 	}
 	_, listeners, err := bindExposes(o.Expose, o.ExposePublic, relayed(o.Isolation), o.Words)
 	if err != nil {
@@ -281,6 +286,25 @@ type prepared struct {
 	ask    time.Duration         // how long a refused request waits for a grant
 	limits policy.Limits         // the flags' and the configuration's, the tighter, with EnforcedBy
 	userns bool                  // the shell may make user namespaces
+	// cache holds the working directory's caches in use while the shell
+	// runs (nil: none); the caller closes it (done).
+	cache *cache.Project
+	store *cache.Store // while prepare runs
+}
+
+// done lets go of what prepare held for the shell: its caches.
+func (p *prepared) done() {
+	if p.cache != nil {
+		p.cache.Close()
+		p.cache = nil
+	}
+}
+
+// warn tells of something the shell will do without.
+func (p *prepared) warn(o RunOptions, format string, a ...any) {
+	if o.Stderr != nil {
+		fmt.Fprintf(o.Stderr, "cshell: warning: "+format+"\n", a...)
+	}
 }
 
 // exposePorts are the ports inside a shell that its --expose values name
@@ -355,6 +379,20 @@ func prepare(o RunOptions, usage string, taken []int) (*prepared, error) {
 		if o.ConfigFile != "" {
 			o.FS.Protect = append(o.FS.Protect, protectedConfig(o.ConfigFile))
 		}
+		if p.cfg.CachesEnabled() {
+			if root := cache.Root(envValue(p.env, "HOME")); root != "" {
+				store, err := cache.Open(root)
+				if err != nil {
+					p.warn(o, "no caches for this shell: %v", err)
+				} else {
+					// Hidden (and no working directory in it): it holds the
+					// caches of every other working directory.
+					o.FS.Private = append(o.FS.Private, store.Path())
+					defer store.Close()
+					p.store = store
+				}
+			}
+		}
 	}
 	if p.fsys, err = policy.NewFilesystem(o.FS); err != nil {
 		if errors.Is(err, policy.ErrLinkedPath) {
@@ -362,10 +400,18 @@ func prepare(o RunOptions, usage string, taken []int) (*prepared, error) {
 		}
 		return nil, usageErr("%w", err)
 	}
-	if o.Stderr != nil {
-		for _, w := range p.fsys.Warnings {
-			fmt.Fprintf(o.Stderr, "cshell: warning: %s\n", w)
+	if p.store != nil {
+		proj, err := p.store.Use(p.fsys.Workdir)
+		if err != nil {
+			p.warn(o, "no caches for this shell: %v", err)
+		} else {
+			p.cache = proj
+			p.fsys.AddCaches(proj.Binds(envValue(p.env, "HOME"), p.env))
 		}
+		p.store = nil // closed when prepare returns
+	}
+	for _, w := range p.fsys.Warnings {
+		p.warn(o, "%s", w)
 	}
 	if relayed(o.Isolation) {
 		p.grants = p.cfg.AllowGrants() && o.StateDir != ""
@@ -507,4 +553,26 @@ func setEnv(env []string, k, v string) []string {
 		}
 	}
 	return append(env, k+"="+v)
+}
+
+// envValue is key's value in env ("" when unset); the last entry wins.
+func envValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// pruneCaches keeps the caches in root within max bytes (cache.MaybePrune:
+// it looks at most every ten minutes), once a shell using them ended.
+func pruneCaches(root string, max int64) {
+	if root == "" {
+		return
+	}
+	if store, err := cache.Open(root); err == nil {
+		store.MaybePrune(max)
+		store.Close()
+	}
 }

@@ -25,6 +25,7 @@ func WriteBundle(o RunOptions, dir string) error {
 	if err != nil {
 		return err
 	}
+	p.done() // the bundle binds the caches' folders; nothing holds them in use
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return usageErr("--bundle %q: %w", dir, err)

@@ -36,6 +36,7 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer p.done() // the supervisor holds the caches in use from its start
 	cfg, command, env, fsys, allow := p.cfg, p.command, p.env, p.fsys, p.allow
 	if err := checkName(o.Name, wordsOr(o.Words).Name); err != nil {
 		return nil, err
@@ -129,9 +130,15 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 		Grace: grace, OwnerPid: o.OwnerPid, MaxLogBytes: cfg.MaxLogBytes(), MaxConnections: cfg.MaxConnections(), Notify: cfg.Notify(),
 		Session: o.Session, Exposes: exposes, Allow: allow, Deny: cfg.Network.Deny, ProxyPort: p.proxyPort,
 		Grants: p.grants, AskSeconds: int(p.ask / time.Second), Hosts: p.hosts,
-		Limits: p.limits, AllowUserns: p.userns,
+		Limits: p.limits, AllowUserns: p.userns, CacheMaxBytes: cfg.CacheMaxBytes(),
 	}
-	if err := m.spawn(meta.ID, spec, listeners); err != nil {
+	files := listeners
+	if p.cache != nil {
+		spec.CacheLockFD = firstListenerFD + len(files)
+		spec.CacheRoot = p.cache.Root()
+		files = append(files[:len(files):len(files)], p.cache.LockFile())
+	}
+	if err := m.spawn(meta.ID, spec, files); err != nil {
 		_ = m.dir.RemoveAll(shellFile(meta.ID))
 		_ = m.dir.Remove(exposingName + "/" + meta.ID)
 		return nil, err

@@ -77,6 +77,12 @@ type supervisorSpec struct {
 	Hosts          map[string]netip.Addr `json:"hosts,omitempty"` // --add-host
 	Limits         policy.Limits         `json:"limits"`
 	AllowUserns    bool                  `json:"allow_userns"`
+	// CacheLockFD holds the working directory's caches in use while the
+	// shell runs (0: no caches); at its end the caches in CacheRoot are
+	// kept within CacheMaxBytes.
+	CacheLockFD   int    `json:"cache_lock_fd,omitempty"`
+	CacheRoot     string `json:"cache_root,omitempty"`
+	CacheMaxBytes int64  `json:"cache_max_bytes,omitempty"`
 }
 
 // answer is the supervisor's one word to run -d, on fd 3.
@@ -216,6 +222,12 @@ func (s *supervisor) run() error {
 	var err error
 	if s.spec, err = readSpec(); err != nil {
 		return err
+	}
+	if s.spec.CacheLockFD > 0 {
+		// Held open until the supervisor exits; the container's init must
+		// not inherit it.
+		syscall.CloseOnExec(s.spec.CacheLockFD)
+		defer pruneCaches(s.spec.CacheRoot, s.spec.CacheMaxBytes)
 	}
 	if s.dir, err = s.m.shellDir(s.id); err != nil {
 		return err

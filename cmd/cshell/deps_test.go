@@ -16,11 +16,12 @@ import (
 // leaves; a package missing here fails the test, so a new one must say
 // where it stands.
 var layers = map[string][]string{
-	"cmd/cshell":           {"mcpserver", "mcptasks", "shells", "sandbox", "container", "netrelay", "policy", "internal/safefs", "internal/procstat"},
-	"mcpserver":            {"mcptasks", "shells", "sandbox", "container", "netrelay", "policy", "internal/safefs", "internal/procstat"},
-	"shells":               {"sandbox", "container", "netrelay", "policy", "internal/safefs", "internal/procstat"},
+	"cmd/cshell":           {"mcpserver", "mcptasks", "shells", "cache", "sandbox", "container", "netrelay", "policy", "internal/safefs", "internal/procstat"},
+	"mcpserver":            {"mcptasks", "shells", "cache", "sandbox", "container", "netrelay", "policy", "internal/safefs", "internal/procstat"},
+	"shells":               {"cache", "sandbox", "container", "netrelay", "policy", "internal/safefs", "internal/procstat"},
 	"sandbox":              {"container", "netrelay", "policy", "internal/safefs", "internal/procstat"},
 	"container":            {"policy", "internal/safefs", "internal/procstat"},
+	"cache":                {"policy", "internal/safefs"},
 	"mcptasks":             {},
 	"netrelay":             {},
 	"policy":               {"internal/safefs"},

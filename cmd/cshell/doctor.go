@@ -37,7 +37,8 @@ with the commands that install it.`,
 			if profile {
 				return printAppArmorProfile(g)
 			}
-			r := shells.Doctor()
+			home, _ := homes()
+			r := shells.Doctor(home)
 			if g.json {
 				enc := json.NewEncoder(g.stdout)
 				enc.SetIndent("", "  ")

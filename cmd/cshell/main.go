@@ -173,7 +173,7 @@ the working directory; secrets hidden; no network but loopback.`,
 		return usageError("%s; see %s --help", msg, c.CommandPath())
 	})
 	root.AddCommand(newRunCmd(g), newOutputCmd(g), newKillCmd(g), newPsCmd(g), newLogsCmd(g),
-		newWaitCmd(g), newWaitReadyCmd(g), newCleanCmd(g), newEventsCmd(g), newAllowCmd(g), newServeCmd(g), newDoctorCmd(g), newSpecCmd(g), newVersionCmd(g))
+		newWaitCmd(g), newWaitReadyCmd(g), newCleanCmd(g), newCacheCmd(g), newEventsCmd(g), newAllowCmd(g), newServeCmd(g), newDoctorCmd(g), newSpecCmd(g), newVersionCmd(g))
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		if c.Name() == "completion" {

@@ -125,7 +125,7 @@ func (o *runOptions) limits(cmd *cobra.Command) (policy.Limits, error) {
 	if cmd.Flags().Changed("memory") {
 		n, err := policy.ParseSize(o.memory)
 		if err != nil {
-			return l, usageError("--memory %q: %v", o.memory, errors.Unwrap(err))
+			return l, usageError("--memory %q: %v", o.memory, err)
 		}
 		l.Memory = n
 	}

@@ -176,7 +176,8 @@ func (d *Dir) Remove(rel string) error {
 }
 
 // RemoveAll removes rel and everything beneath it, never following a
-// link out; a missing rel is no error.
+// link out (a folder of this user's that it may not write is made
+// writable on the way); a missing rel is no error.
 func (d *Dir) RemoveAll(rel string) error {
 	pfd, base, done, err := d.parent(rel)
 	if errors.Is(err, unix.ENOENT) {
@@ -209,6 +210,12 @@ func removeAll(pfd int, name string) error {
 	}
 	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
+	// A folder made read-only (Go's module cache makes its own so) keeps
+	// its entries from this user: make it ours to empty first.
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil && st.Mode&0o300 != 0o300 {
+		_ = unix.Fchmod(fd, 0o700)
+	}
 	for {
 		names, err := f.Readdirnames(256)
 		for _, n := range names {
