@@ -83,11 +83,24 @@ type Spec struct {
 	// sandbox themselves. The process runner has no filter at all.
 	AllowUserNamespaces bool
 
+	// MemoryKills, when set, hears of each process the kernel's OOM
+	// killer ends in the shell's cgroup, where the cgroup holds
+	// Limits.Memory (as root): whether or not the shell ends with it.
+	MemoryKills func(OOMKill)
+
 	// Limits bound the shell, by its cgroup where cshell makes one (see
 	// LimitsEnforcement); otherwise the runner applies what the kernel can
 	// hold per shell (the processes of its user namespace) and leaves
 	// memory to the caller's watchdog. The process runner refuses them.
 	Limits policy.Limits
+}
+
+// OOMKill is a process the kernel's OOM killer ended: its command name
+// and its pid on this machine, when the kernel's log says them (it needs
+// /dev/kmsg), else empty.
+type OOMKill struct {
+	Comm string
+	Pid  int
 }
 
 // Enforcement of limits, as LimitsEnforcement tells it.

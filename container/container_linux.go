@@ -161,7 +161,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		p.Stdin, p.Stdout, p.Stderr = s.Stdin, s.Stdout, s.Stderr
 	}
 
-	sh := &ctr{c: c, p: p, done: make(chan struct{}), memLimited: s.Limits.Memory > 0 && ownCgroups()}
+	sh := &ctr{c: c, p: p, done: make(chan struct{}), memLimited: s.Limits.Memory > 0 && ownCgroups(), kills: s.MemoryKills, id: s.ID}
 	started := make(chan error, 1)
 	go sh.run(started)
 	if err := <-started; err != nil {
@@ -195,6 +195,8 @@ type ctr struct {
 	err  error
 
 	memLimited bool // its cgroup bounds memory: an OOM kill there is the limit's
+	kills      func(OOMKill)
+	id         string
 }
 
 // run starts the container and waits for it on one locked OS thread. The
@@ -205,6 +207,9 @@ func (sh *ctr) run(started chan<- error) {
 	if err := sh.c.Run(sh.p); err != nil {
 		started <- err
 		return
+	}
+	if sh.memLimited && sh.kills != nil {
+		watchOOM(sh.c, sh.id, sh.kills)
 	}
 	started <- nil
 	st, err := sh.p.Wait()

@@ -58,6 +58,16 @@ func (s *server) watchNotices(ctx context.Context) {
 			}
 			return
 		}
+		if n.LimitHit() {
+			// A limit acted while one of this server's shells runs on:
+			// told with the next result, whatever tells its end.
+			s.mu.Lock()
+			if _, ok := s.mine[n.ID]; ok && n.ID != "" && n.Time.After(start) {
+				s.pending = append(s.pending, n)
+			}
+			s.mu.Unlock()
+			return
+		}
 		if s.notify == "none" {
 			return
 		}
@@ -159,6 +169,10 @@ func (s *server) describeShell(meta *shells.Meta) string {
 // it ended, its log and its last lines.
 func (s *server) noticeText(n shells.Notice) string {
 	var sb strings.Builder
+	if n.LimitHit() {
+		fmt.Fprintf(&sb, "shell %s (%s): %s", n.ID, shells.Sanitize(n.Command), shells.Sanitize(n.Detail))
+		return sb.String()
+	}
 	code := "?"
 	if n.ExitCode != nil {
 		code = strconv.Itoa(*n.ExitCode)

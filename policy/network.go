@@ -300,6 +300,10 @@ func isAddr(s string) bool {
 	return err == nil
 }
 
+// Printable cuts s to max bytes and replaces control characters, as
+// recorded violations are written.
+func Printable(s string, max int) string { return printable(s, max) }
+
 // printable cuts s to max bytes and replaces control characters, so that a
 // recorded name cannot disturb a terminal or the log's lines.
 func printable(s string, max int) string {

@@ -68,7 +68,8 @@ type Options struct {
 	// AllowUserNamespaces lets the shell make user namespaces of its own.
 	AllowUserNamespaces bool
 	// Refused hears of what the syscall filter refused that a flag would
-	// allow (the first user namespace), to record or to tell.
+	// allow (the first user namespace), and of each process the memory
+	// limit's OOM killer ended (Method "memory"), to record or to tell.
 	Refused func(policy.Violation)
 }
 
@@ -162,12 +163,16 @@ func Start(o Options) (*Sandbox, error) {
 		sockets = child
 		s.factory = netrelay.NewFactory(parent)
 	}
-	s.sh, err = runner.Start(&container.Spec{
+	spec := &container.Spec{
 		ID: o.ID, Command: o.Command, Argv: o.Argv, Env: o.Env, FS: o.FS,
 		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Terminal: o.Terminal,
 		Sockets: sockets, Events: events, Limits: o.Limits, AllowUserNamespaces: o.AllowUserNamespaces,
 		Resolver: egress,
-	})
+	}
+	if o.Refused != nil && o.Limits.Memory > 0 {
+		spec.MemoryKills = func(k container.OOMKill) { o.Refused(MemoryViolation(o.Limits.Memory, k)) }
+	}
+	s.sh, err = runner.Start(spec)
 	if err != nil {
 		closeListeners()
 		if s.factory != nil {
@@ -352,4 +357,18 @@ func NewID(prefix string) string {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	return fmt.Sprintf("%s-%d-%s", prefix, os.Getpid(), hex.EncodeToString(b))
+}
+
+// MemoryViolation is the record of a process the memory limit's OOM killer
+// ended: "memory limit (64 MiB) reached: python3 (pid 4242) killed".
+func MemoryViolation(limit int64, k container.OOMKill) policy.Violation {
+	who := "a process"
+	switch {
+	case k.Comm != "" && k.Pid > 0:
+		who = fmt.Sprintf("%s (pid %d)", k.Comm, k.Pid)
+	case k.Comm != "":
+		who = k.Comm
+	}
+	return policy.Violation{Time: time.Now().UTC(), Method: "memory",
+		Rule: policy.Printable(fmt.Sprintf("memory limit (%s) reached: %s killed", policy.FormatSize(limit), who), 512)}
 }

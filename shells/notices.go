@@ -12,13 +12,15 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/cshell/cshell/policy"
 )
 
 // Notice tells that a shell ended by itself, or (Event "refused") that a
 // shell was refused a host; notices.jsonl holds one per line, oldest
 // first.
 type Notice struct {
-	Event          string    `json:"event,omitempty"` // "refused"; empty for an end
+	Event          string    `json:"event,omitempty"` // "refused" or "limit"; empty for an end
 	ID             string    `json:"id"`
 	Name           string    `json:"name"`
 	Session        string    `json:"session"`
@@ -35,12 +37,59 @@ type Notice struct {
 	Host string    `json:"host,omitempty"`
 	Port int       `json:"port,omitempty"`
 	Time time.Time `json:"time,omitzero"`
+	// A limit that acted while the shell ran on: which, and what it did.
+	Limit  string `json:"limit,omitempty"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // Refused reports whether the notice is a refusal, not an end.
 func (n Notice) Refused() bool { return n.Event == eventRefused }
 
-const eventRefused = "refused"
+// LimitHit reports whether the notice tells of a limit that acted (a
+// process the memory limit ended), not of an end.
+func (n Notice) LimitHit() bool { return n.Event == eventLimit }
+
+const (
+	eventRefused = "refused"
+	eventLimit   = "limit"
+)
+
+// limitEvents returns what records a shell's violations (record) and
+// tells each limit that acted as an event of notices.jsonl (id "" for a
+// foreground shell), at most 100 a shell.
+func (m *Manager) limitEvents(id, session, command string, record func(policy.Violation)) func(policy.Violation) {
+	var mu sync.Mutex
+	told := 0
+	return func(v policy.Violation) {
+		record(v)
+		if v.Method != "memory" {
+			return
+		}
+		mu.Lock()
+		told++
+		n := told
+		mu.Unlock()
+		if n > 100 {
+			return
+		}
+		b, err := json.Marshal(limitEvent{Event: eventLimit, ID: id, Session: session, Command: cutLine(command, noticeLineMax),
+			Limit: v.Method, Detail: v.Rule, Time: v.Time})
+		if err == nil {
+			_ = m.appendNoticeLine(b)
+		}
+	}
+}
+
+// limitEvent is a limit's line of notices.jsonl.
+type limitEvent struct {
+	Event   string    `json:"event"`
+	ID      string    `json:"id"`
+	Session string    `json:"session"`
+	Command string    `json:"command"`
+	Limit   string    `json:"limit"`
+	Detail  string    `json:"detail"`
+	Time    time.Time `json:"time"`
+}
 
 // refusedEvery is how often one shell's refusal of one host and port is
 // told again: a client retrying in a loop must not fill notices.jsonl.
@@ -277,7 +326,7 @@ func (m *Manager) readNotices(name string, off int64, emit func(Notice, []byte))
 		}
 		off += int64(len(line))
 		var n Notice
-		if json.Unmarshal(line, &n) == nil && (validID(n.ID) || n.Refused() && n.ID == "") {
+		if json.Unmarshal(line, &n) == nil && (validID(n.ID) || (n.Refused() || n.LimitHit()) && n.ID == "") {
 			emit(n, append([]byte(nil), line[:len(line)-1]...))
 		}
 	}

@@ -155,6 +155,9 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 		Exposes: exposesOf(listeners), MaxConnections: p.cfg.MaxConnections(), Reach: reach,
 		Limits: p.limits, AllowUserNamespaces: p.userns, Refused: violationNote(o.Stderr),
 	}
+	if m != nil {
+		so.Refused = m.limitEvents("", o.Session, p.command, so.Refused)
+	}
 	if p.proxyPort != 0 {
 		so.Proxy = &sandbox.Proxy{Port: p.proxyPort, Rules: p.rules, Record: violationNote(o.Stderr), Hosts: p.hosts}
 		if p.grants && m != nil {

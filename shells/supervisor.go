@@ -287,7 +287,8 @@ func (s *supervisor) run() error {
 		Isolation: s.spec.Isolation, Command: s.spec.Command, Argv: s.spec.Argv, Env: s.spec.Env, FS: s.spec.FS,
 		Stdin: devnull, Stdout: pw, Stderr: pw,
 		Exposes: exposes, MaxConnections: s.spec.MaxConnections, Probes: true,
-		Limits: s.spec.Limits, AllowUserNamespaces: s.spec.AllowUserns, Refused: violationLog(s.dir),
+		Limits: s.spec.Limits, AllowUserNamespaces: s.spec.AllowUserns,
+		Refused: s.m.limitEvents(s.id, s.spec.Session, s.spec.Command, violationLog(s.dir)),
 	}
 	if s.spec.ProxyPort != 0 {
 		rules, err := policy.NewRules(s.spec.Allow, s.spec.Deny)

@@ -108,6 +108,9 @@ func violationNote(w io.Writer) func(policy.Violation) {
 
 // describeViolation is the human line for a refusal.
 func describeViolation(v policy.Violation) string {
+	if v.Method == "memory" { // a process the memory limit ended
+		return v.Rule
+	}
 	if v.Host == "" && v.Method != "" { // a call the syscall filter refused
 		s := fmt.Sprintf("refused %s(CLONE_NEWUSER) (%s)", v.Method, v.Rule)
 		if v.Hint != "" {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -193,8 +194,10 @@ func TestLimits(t *testing.T) {
 	if o := e.output(id); !strings.Contains(o["status_line"].(string), "memory limit") {
 		t.Errorf("output's status: %v", o["status_line"])
 	}
-	// Processes: 100 forks under --pids 32.
-	forks := `python3 -c '
+	// Processes: 100 forks under --pids 32. The program carries a name of
+	// the test's own (exec -a): another python3 on this machine is not it.
+	marker := fmt.Sprintf("cshell-e2e-forks-%d", os.Getpid())
+	forks := `exec -a ` + marker + ` python3 -c '
 import os, time
 made = 0
 for i in range(100):
@@ -213,7 +216,7 @@ time.sleep(1)
 	if made >= 32 && !strings.Contains(r.stderr, "process limit (32)") {
 		t.Errorf("100 forks under --pids 32: %q %q", r.stdout, r.stderr)
 	}
-	waitGone(t, "python3 -c", 10*time.Second)
+	waitGone(t, marker, 10*time.Second)
 	// Bad values are refused before anything runs.
 	for _, bad := range [][]string{{"--memory", "bogus"}, {"--memory", "0"}, {"--memory", "-1g"}, {"--pids", "0"}, {"--pids", "-3"}, {"--cpus", "0"}, {"--cpus", "-1"}, {"--cpus", "1000"}} {
 		if r := sh(t, "container", t.TempDir(), "true", bad...); r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
@@ -266,4 +269,46 @@ print(round(os.times().user + os.times().system, 1))
 	if err != nil || used < 0.6 || used > 1.4 {
 		t.Errorf("a busy loop under --cpus 0.5 for 2 s used %q s of CPU (err %q), want about 1", r.stdout, r.stderr)
 	}
+}
+
+// A process the memory limit's OOM killer ends while its shell runs on is
+// told: output's violations, events and stderr say "memory limit (64 MiB)
+// reached: python3 (pid N) killed". Rootless, cshell's watchdog ends the
+// whole shell at the limit, which its status says.
+func TestMemoryLimitKillIsTold(t *testing.T) {
+	requireLinux(t)
+	hog := `python3 -c 'b = bytearray(300 << 20); print("touched all")'`
+	e := newBG(t)
+	id := e.start("sleep 0.3; "+hog+"; echo the shell goes on; sleep 30", "--memory", "64m")
+	var seen strings.Builder
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		seen.WriteString(e.cs("output", id).stdout)
+		text := seen.String()
+		if os.Geteuid() != 0 {
+			// Rootless: the watchdog ends the whole shell at the bound.
+			if strings.Contains(text, "killed: memory limit (64 MiB) reached") {
+				return
+			}
+		} else if strings.Contains(text, "the shell goes on") && strings.Contains(text, "violation: memory limit") {
+			if !regexp.MustCompile(`violation: memory limit \(64 MiB\) reached: python3 \(pid \d+\) killed`).MatchString(text) {
+				t.Errorf("output: %q", text)
+			}
+			if m := e.meta(id); m["status"] != "running" {
+				t.Errorf("the shell should run on: %v", m["status_line"])
+			}
+			ev := e.cs("--json", "events")
+			if !strings.Contains(ev.stdout, `"event":"limit"`) || !strings.Contains(ev.stdout, `"detail":"memory limit (64 MiB) reached: python3 (pid `) {
+				t.Errorf("events: %q", ev.stdout)
+			}
+			// In the foreground, stderr says it.
+			r := sh(t, "container", t.TempDir(), hog+"; true", "--memory", "64m")
+			if r.code != 0 || !strings.Contains(r.stderr, "cshell: memory limit (64 MiB) reached: python3 (pid ") {
+				t.Errorf("foreground: code %d, stderr %q", r.code, r.stderr)
+			}
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("the limit was never told: %q", seen.String())
 }

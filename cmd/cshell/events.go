@@ -39,6 +39,14 @@ host with cshell allow.`,
 						who, shells.Sanitize(n.Session), n.Host, n.Port, shells.Sanitize(n.Command), shells.Sanitize(n.Session), n.Host, n.Port)
 					return
 				}
+				if n.LimitHit() {
+					who := "a foreground shell"
+					if n.ID != "" {
+						who = "shell " + n.ID
+					}
+					fmt.Fprintf(g.stdout, "%s of session %s (%s): %s\n", who, shells.Sanitize(n.Session), shells.Sanitize(n.Command), shells.Sanitize(n.Detail))
+					return
+				}
 				name := n.ID
 				if n.Name != "" {
 					name += " (" + n.Name + ")"

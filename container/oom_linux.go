@@ -1,0 +1,106 @@
+package container
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/opencontainers/runc/libcontainer"
+	"golang.org/x/sys/unix"
+)
+
+// watchOOM tells kills of each process the kernel's OOM killer ends in
+// the container's memory cgroup, until the cgroup is removed. The
+// cgroup's event (libcontainer's NotifyOOM: an eventfd on cgroup v1,
+// memory.events on v2) says that one happened; the kernel's log
+// (/dev/kmsg, root's to read) says which: "oom-kill:...,oom_memcg=PATH,
+// task_memcg=PATH,task=NAME,pid=PID,uid=UID". Without the log a kill is
+// told without a name.
+func watchOOM(c *libcontainer.Container, id string, kills func(OOMKill)) {
+	events, err := c.NotifyOOM()
+	if err != nil {
+		return
+	}
+	kmsg, err := os.OpenFile("/dev/kmsg", os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err == nil {
+		// Only what the kernel writes from now on.
+		if _, err := unix.Seek(int(kmsg.Fd()), 0, unix.SEEK_END); err != nil {
+			kmsg.Close()
+			kmsg = nil
+		}
+	} else {
+		kmsg = nil
+	}
+	go func() {
+		if kmsg != nil {
+			defer kmsg.Close()
+		}
+		for range events {
+			// The cgroup's event may come before the kernel logged the
+			// kill: look again a few times.
+			var found []OOMKill
+			for try := 0; try < 10 && kmsg != nil; try++ {
+				if found = readOOMKills(kmsg, id); len(found) > 0 {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if len(found) == 0 {
+				found = []OOMKill{{}}
+			}
+			for _, k := range found {
+				kills(k)
+			}
+		}
+	}()
+}
+
+// readOOMKills reads the kernel log's new records and returns the OOM
+// kills in the cgroup whose last path element is id.
+func readOOMKills(kmsg *os.File, id string) []OOMKill {
+	if kmsg == nil {
+		return nil
+	}
+	var out []OOMKill
+	buf := make([]byte, 8192) // a record is at most 8 KiB (one read, one record)
+	for range 4096 {
+		n, err := unix.Read(int(kmsg.Fd()), buf)
+		if err == unix.EPIPE {
+			continue // records were overwritten before we read them
+		}
+		if err != nil || n <= 0 {
+			break
+		}
+		if k, ok := parseOOMRecord(buf[:n], id); ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// parseOOMRecord reads one /dev/kmsg record: "PRI,SEQ,TIME,FLAGS;TEXT".
+func parseOOMRecord(rec []byte, id string) (OOMKill, bool) {
+	_, text, ok := bytes.Cut(rec, []byte(";"))
+	if !ok || !bytes.HasPrefix(text, []byte("oom-kill:")) {
+		return OOMKill{}, false
+	}
+	line, _, _ := bytes.Cut(text, []byte("\n"))
+	var k OOMKill
+	mine := false
+	for _, f := range strings.Split(string(line[len("oom-kill:"):]), ",") {
+		key, v, _ := strings.Cut(f, "=")
+		switch key {
+		case "oom_memcg", "task_memcg":
+			if i := strings.LastIndexByte(v, '/'); v[i+1:] == id {
+				mine = true
+			}
+		case "task":
+			k.Comm = v
+		case "pid":
+			k.Pid, _ = strconv.Atoi(v)
+		}
+	}
+	return k, mine
+}
