@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds a cshell release into DIR (default: ./dist):
 #   hack/release.sh [--arch amd64|arm64|all] [DIR]
-# For each Linux architecture: the binary (linux-ARCH/cshell, with cgo:
+# Without --arch it builds this machine's architecture. For each Linux
+# architecture: the binary (linux-ARCH/cshell, with cgo:
 # its container init is C), its Debian package cshell_VERSION_ARCH.deb with man
 # pages, shell completions and docs (built with nfpm, a Go-native packager,
 # pinned below and fetched through the Go module proxy); with --arch all
@@ -13,7 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 NFPM=github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
 
-arch=all
+command -v go >/dev/null || export PATH=$PATH:/usr/local/go/bin
+arch=$(go env GOHOSTARCH)
 if [ "${1:-}" = "--arch" ]; then
 	arch=${2:?--arch needs amd64, arm64 or all}
 	shift 2
@@ -23,12 +25,20 @@ amd64 | arm64) linux=("$arch") ;;
 all) linux=(amd64 arm64) ;;
 *) echo "hack/release.sh: --arch $arch: write amd64, arm64 or all" >&2; exit 2 ;;
 esac
-out=$(mkdir -p "${1:-dist}" && cd "${1:-dist}" && pwd)
-if [ -n "$(ls -A "$out")" ]; then
-	echo "hack/release.sh: $out is not empty; give a new directory" >&2
+# Every Linux binary is built with cgo (its container init is C): another
+# architecture needs its C cross compiler, asked for before anything is
+# built.
+for a in "${linux[@]}"; do
+	[ "$a" = "$(go env GOHOSTARCH)" ] && continue
+	cc=aarch64-linux-gnu-gcc pkg=gcc-aarch64-linux-gnu
+	[ "$a" = amd64 ] && cc=x86_64-linux-gnu-gcc pkg=gcc-x86-64-linux-gnu
+	command -v "$cc" >/dev/null || { echo "hack/release.sh: linux/$a needs the C cross compiler $cc, which this machine lacks: apt-get install $pkg (or build this machine's architecture alone: --arch $(go env GOHOSTARCH))" >&2; exit 1; }
+done
+if [ -e "${1:-dist}" ] && [ -n "$(ls -A "${1:-dist}")" ]; then
+	echo "hack/release.sh: ${1:-dist} is not empty; give a new directory" >&2
 	exit 2
 fi
-command -v go >/dev/null || export PATH=$PATH:/usr/local/go/bin
+out=$(mkdir -p "${1:-dist}" && cd "${1:-dist}" && pwd)
 
 commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 version=${CSHELL_VERSION:-}
@@ -43,7 +53,9 @@ case "$version" in
 [0-9]*) ;;
 *) echo "hack/release.sh: version $version must start with a digit (Debian's rule)" >&2; exit 2 ;;
 esac
-echo "cshell $version ($commit) into $out"
+targets=$(printf 'linux/%s ' "${linux[@]}")
+[ "$arch" = all ] && targets+="darwin/amd64 darwin/arm64 windows/amd64 windows/arm64 "
+echo "building cshell $version ($commit) for ${targets% } into $out"
 
 # -trimpath: no build machine paths in the binary; -buildvcs: the commit
 # and modified flag for cshell version, whatever GOFLAGS says.
@@ -51,9 +63,8 @@ flags=(-trimpath -buildvcs=true -ldflags "-s -w -X main.version=$version")
 for a in "${linux[@]}"; do
 	cc=gcc
 	if [ "$a" != "$(go env GOHOSTARCH)" ]; then
-		cc=aarch64-linux-gnu-gcc pkg=gcc-aarch64-linux-gnu
-		[ "$a" = amd64 ] && cc=x86_64-linux-gnu-gcc pkg=gcc-x86-64-linux-gnu
-		command -v "$cc" >/dev/null || { echo "hack/release.sh: linux/$a needs the C cross compiler $cc: apt-get install $pkg" >&2; exit 1; }
+		cc=aarch64-linux-gnu-gcc
+		[ "$a" = amd64 ] && cc=x86_64-linux-gnu-gcc
 	fi
 	mkdir -p "$out/linux-$a"
 	GOOS=linux GOARCH=$a CGO_ENABLED=1 CC=$cc go build "${flags[@]}" -o "$out/linux-$a/cshell" ./cmd/cshell

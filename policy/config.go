@@ -410,6 +410,8 @@ func readFile(path string, mustExist bool) (*Config, error) {
 		return nil, fmt.Errorf("%w: %s is not a regular file (%w); remove it", ErrUnsafeFile, path, errors.Unwrap(errors.Unwrap(err)))
 	case errors.Is(err, safefs.ErrTooLarge):
 		return nil, fmt.Errorf("%w: %s is larger than %d KiB, which no configuration needs; remove it or trim it", ErrUnsafeFile, path, MaxFileSize>>10)
+	case errors.Is(err, fs.ErrPermission):
+		return nil, fmt.Errorf("%w: %s cannot be read: permission denied; make it readable to this user or remove it", ErrUnsafeFile, path)
 	case err != nil:
 		return nil, fmt.Errorf("%w: read %s: %w", ErrConfig, path, errors.Unwrap(err))
 	}

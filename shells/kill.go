@@ -110,3 +110,11 @@ func (m *Manager) kill(meta *Meta, sig syscall.Signal, grace time.Duration) (*Ki
 	final.fill(time.Now())
 	return &KillResult{Meta: &final}, nil
 }
+
+// ErrOrNil is r's error; nil for a nil result.
+func (r *KillResult) ErrOrNil() error {
+	if r == nil {
+		return nil
+	}
+	return r.Err
+}

@@ -1,10 +1,13 @@
 package shells
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cshell/cshell/policy"
 )
 
 // StartOptions is one `cshell run -d`.
@@ -91,7 +94,11 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 			}
 		}
 		if limit := cfg.MaxConcurrent(); running >= limit {
-			return refusedErr("%d shells are running, the limit (shells.maxConcurrent); stop one with cshell kill or raise the limit", limit)
+			where := fmt.Sprintf("%d by default", policy.DefaultMaxConcurrent)
+			if cfg.Shells.MaxConcurrent != nil {
+				where = "set by the configuration"
+			}
+			return refusedErr("%d shells are running, as many as shells.maxConcurrent allows (%s); stop one with cshell kill, or raise shells.maxConcurrent in %s", limit, where, configFileFor(o.ConfigFile))
 		}
 		id, err := m.nextID()
 		if err != nil {
@@ -202,4 +209,12 @@ func DefaultSession() string {
 		return s
 	}
 	return "default"
+}
+
+// configFileFor names the global configuration file in a sentence.
+func configFileFor(path string) string {
+	if path == "" {
+		return "the global configuration file"
+	}
+	return path
 }

@@ -48,7 +48,10 @@ func openStateDir(abs string) (*safefs.Dir, error) {
 		if errors.Is(err, safefs.ErrSymlink) {
 			return nil, stateDirErr("the state dir %s is a symbolic link; cshell keeps its state in a directory of its own: remove the link, or choose another with --state-dir", abs)
 		}
-		return nil, fmt.Errorf("open the state dir: %w", err)
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, stateDirErr("the state dir %s cannot be opened: permission denied; give it back to this user (chmod u+rwx, or chown) or choose another with --state-dir or CSHELL_STATE_DIR", abs)
+		}
+		return nil, fmt.Errorf("open the state dir %s: %w", abs, errors.Unwrap(err))
 	}
 	fail := func(err error) (*safefs.Dir, error) {
 		d.Close()

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"slices"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,16 +17,25 @@ func newKillCmd(g *globals) *cobra.Command {
 	var sigName string
 	var grace float64
 	cmd := &cobra.Command{
-		Use:   "kill ID|NAME|all",
-		Short: "Stop a shell: a signal to its process group, then KILL after a grace period",
-		Long: `Send the signal (default TERM) to the shell's whole process group; after
-the grace period (default 10 s) kill everything left in the shell. Returns
-once the shell is really gone. 'all' stops every running shell of the
+		Use:   "kill ID|NAME... | all",
+		Short: "Stop shells: a signal to each one's process group, then KILL after a grace period",
+		Long: `Send the signal (default TERM) to each shell's whole process group; after
+the grace period (default 10 s) kill everything left in it. Returns once
+the shells are really gone. 'all' stops every running shell of the
 session ($CSHELL_SESSION, else default; or --session).`,
 		Example: `  cshell kill 3
-  cshell kill web --signal INT --grace 2
+  cshell kill web api --signal INT --grace 2
   cshell kill all --grace 0`,
-		Args: oneArg("cshell kill needs a shell id, name or all"),
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 0:
+				return usageError("cshell kill needs a shell id, name or all; see cshell kill --help")
+			case len(args) > 1 && slices.Contains(args, "all"):
+				return usageError("cshell kill all stops every shell of the session: give it alone, or ids and names without it")
+			}
+			return nil
+		},
+		ValidArgsFunction: completeShells(g, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sig, err := shells.ParseSignal(sigName)
 			if err != nil {
@@ -36,18 +49,19 @@ session ($CSHELL_SESSION, else default; or --session).`,
 				return err
 			}
 			d := time.Duration(grace * float64(time.Second))
+			all := args[0] == "all"
 			var results []*shells.KillResult
-			if args[0] == "all" {
+			var missing []error // ids and names that name no shell
+			if all {
 				results, err = m.KillSession(session(cmd), sig, d)
 			} else {
-				var r *shells.KillResult
-				if r, err = m.Kill(args[0], sig, d); r != nil {
-					results = append(results, r)
-				}
+				results, missing = killEach(m, args, sig, d)
+				err = nil
 			}
-			failed := 0
+			failed := len(missing)
 			if g.json {
-				// One document: an object for a shell, an array for all.
+				// One document: an object for one shell, an array for all
+				// or several.
 				list := []map[string]any{}
 				for _, r := range results {
 					o := map[string]any{"id": r.Meta.ID, "status": r.Meta.Status, "status_line": r.Meta.StatusLine,
@@ -62,7 +76,7 @@ session ($CSHELL_SESSION, else default; or --session).`,
 					list = append(list, o)
 				}
 				switch {
-				case args[0] == "all":
+				case all || len(args) > 1:
 					_ = g.printJSON(list)
 				case len(list) == 1:
 					_ = g.printJSON(list[0])
@@ -78,12 +92,25 @@ session ($CSHELL_SESSION, else default; or --session).`,
 						fmt.Fprintln(g.stdout, r.Text())
 					}
 				}
-				if args[0] == "all" && len(results) == 0 && err == nil {
+				if all && len(results) == 0 && err == nil {
 					fmt.Fprintf(g.stdout, "no running shells in session %s\n", session(cmd))
 				}
 			}
-			if args[0] == "all" && failed > 0 {
+			if all && err == nil {
+				// Shells of other sessions run on: say so, so that nobody
+				// takes "all" for every shell of this user.
+				if n := runningElsewhere(m, session(cmd)); n > 0 {
+					fmt.Fprintf(g.stderr, "cshell: %d shell(s) of other sessions still run; cshell ps lists them, cshell kill all --session NAME stops a session's\n", n)
+				}
+			}
+			if len(args) == 1 && !all && len(missing) == 1 {
+				return missing[0]
+			}
+			if failed > 0 {
 				// One sentence a shell that could not be stopped; the others were.
+				for _, e := range missing {
+					fmt.Fprintf(g.stderr, "cshell: %s; cshell ps --all lists the shells\n", e)
+				}
 				for _, r := range results {
 					if r.Err != nil {
 						fmt.Fprintf(g.stderr, "cshell: %s\n", r.Err)
@@ -97,7 +124,55 @@ session ($CSHELL_SESSION, else default; or --session).`,
 	cmd.Flags().StringVar(&sigName, "signal", "TERM", "TERM, INT, HUP or KILL (SIG prefix and numbers accepted)")
 	cmd.Flags().Float64Var(&grace, "grace", 10, "seconds before everything left is killed; 0 sends KILL at once after the signal")
 	cmd.Flags().String("session", "", "with all: the session to stop (default $CSHELL_SESSION, else default)")
+	_ = cmd.RegisterFlagCompletionFunc("signal", cobra.FixedCompletions([]string{"TERM", "INT", "HUP", "KILL"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// killEach stops the shells refs name, all at once; a ref that names no
+// shell comes back as an error of its own, a shell that cannot be
+// stopped as its result's Err.
+func killEach(m *shells.Manager, refs []string, sig syscall.Signal, grace time.Duration) ([]*shells.KillResult, []error) {
+	results := make([]*shells.KillResult, len(refs))
+	errs := make([]error, len(refs))
+	var wg sync.WaitGroup
+	for i, ref := range refs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := m.Kill(ref, sig, grace)
+			switch {
+			case r != nil:
+				results[i] = r
+			case errors.Is(err, shells.ErrNotFound):
+				errs[i] = err
+			case err != nil:
+				results[i] = &shells.KillResult{Meta: &shells.Meta{ID: ref}, Err: err}
+			}
+		}()
+	}
+	wg.Wait()
+	var out []*shells.KillResult
+	var missing []error
+	for i := range refs {
+		if results[i] != nil {
+			out = append(out, results[i])
+		}
+		if errs[i] != nil {
+			missing = append(missing, errs[i])
+		}
+	}
+	return out, missing
+}
+
+// runningElsewhere counts the running shells of other sessions than s.
+func runningElsewhere(m *shells.Manager, s string) int {
+	n := 0
+	for _, meta := range m.List() {
+		if meta.Session != s && !meta.Finished() {
+			n++
+		}
+	}
+	return n
 }
 
 // session is the --session flag's value, else the default session.

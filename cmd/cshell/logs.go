@@ -19,8 +19,9 @@ log cap (shells.maxLogBytes) dropped before they could be read.
 To a terminal the log is shown as text that cannot drive it (control
 characters as \xNN; --color keeps colour codes); to a file or a pipe it is
 written as the shell wrote it.`,
-		Example: "  cshell logs 3 -n 50\n  cshell logs web -f\n  cshell logs 3 > build.log",
-		Args:    oneArg("cshell logs needs a shell id or name"),
+		Example:           "  cshell logs 3 -n 50\n  cshell logs web -f\n  cshell logs 3 > build.log",
+		Args:              oneArg("cshell logs needs a shell id or name"),
+		ValidArgsFunction: completeShells(g, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := g.manager()
 			if err != nil {

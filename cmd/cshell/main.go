@@ -124,8 +124,15 @@ func classify(err error) (int, string) {
 		errors.Is(err, shells.ErrUsage), errors.Is(err, container.ErrBadIsolation),
 		errors.Is(err, netrelay.ErrBadExpose):
 		return exitUsage, msg
-	case strings.HasPrefix(msg, "unknown command"), strings.HasPrefix(msg, "unknown flag"),
-		strings.HasPrefix(msg, "unknown shorthand flag"): // cobra's
+	case strings.HasPrefix(msg, "unknown command"):
+		// cobra's: its first line, and its suggestions on lines of their own.
+		first, rest, _ := strings.Cut(msg, "\n")
+		first = strings.TrimSuffix(first, ` for "cshell"`)
+		if s := strings.Fields(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), "Did you mean this?"))); len(s) > 0 {
+			return exitUsage, fmt.Sprintf("%s; did you mean %s? see cshell --help", first, strings.Join(s, " or "))
+		}
+		return exitUsage, first + "; see cshell --help"
+	case strings.HasPrefix(msg, "unknown flag"), strings.HasPrefix(msg, "unknown shorthand flag"): // cobra's
 		return exitUsage, msg + "; see cshell --help"
 	case errors.Is(err, shells.ErrNotFound):
 		return exitFailed, msg + "; cshell ps --all lists the shells"

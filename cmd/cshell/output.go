@@ -31,7 +31,8 @@ own lines do.`,
 		Example: `  cshell output 3
   cshell output web --wait 30 --filter 'error|ready'
   cshell output 3 --from-byte 0 --json`,
-		Args: oneArg("cshell output needs a shell id or name"),
+		Args:              oneArg("cshell output needs a shell id or name"),
+		ValidArgsFunction: completeShells(g, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !(wait >= 0 && wait <= 60) { // NaN too
 				return usageError("--wait %v: give 0 to 60 seconds", wait)

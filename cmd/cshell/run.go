@@ -4,15 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"math"
 	"os"
+	"os/signal"
 	"os/user"
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/containerd/console"
 	"github.com/spf13/cobra"
 
 	"github.com/cshell/cshell/container"
@@ -117,6 +122,7 @@ func addPolicyFlags(cmd *cobra.Command, o *runOptions) {
 	f.IntVar(&o.pids, "pids", 0, "limit on the shell's tasks (processes and threads) at once")
 	f.Float64Var(&o.cpus, "cpus", 0, "limit on CPU time, in CPUs (0.5: half of one); needs a cgroup (root)")
 	f.BoolVar(&o.allowUserns, "allow-userns", false, "let the shell make user namespaces of its own (Chromium's sandbox, bubblewrap, rootless podman)")
+	_ = cmd.RegisterFlagCompletionFunc("isolation", cobra.FixedCompletions([]string{"auto", "container", "process"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
 // limits reads --memory, --pids and --cpus.
@@ -214,6 +220,11 @@ func policyInputs(g *globals, o *runOptions) (policy.FilesystemRequest, *policy.
 	if o.workdir != "" {
 		if projectDir, err = policy.ExpandPath(o.workdir, home, cwd); err != nil {
 			return req, nil, &exitError{code: exitUsage, err: err}
+		}
+		// Said of the working directory itself, before its project file
+		// is looked for in it.
+		if _, err := os.Stat(projectDir + "/."); errors.Is(err, fs.ErrPermission) {
+			return req, nil, usageError("-w %s: this user may not enter it (permission denied); give a working directory you may use", o.workdir)
 		}
 	}
 	cfg, err := loadConfig(g, home, projectDir)
@@ -320,7 +331,24 @@ func runBackground(g *globals, o *runOptions, ro shells.RunOptions) error {
 	meta := st.Meta
 	var notReady error
 	if !meta.Finished() && ready != nil {
-		meta, notReady = m.WaitReady(context.Background(), meta.ID, *ready)
+		if isTerminal(g.stderr) {
+			// The id before the wait: whatever happens next, the user
+			// knows which shell it is.
+			fmt.Fprintf(g.stderr, "cshell: shell %s started; waiting up to %s until %s (Ctrl-C stops the shell)\n",
+				meta.ID, ready.Timeout, readyWhat(ready))
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+		meta, notReady = m.WaitReady(ctx, meta.ID, *ready)
+		interrupted := ctx.Err() != nil
+		stop()
+		if interrupted {
+			// Nothing left running that the user was not told of.
+			r, err := m.Kill(meta.ID, syscall.SIGTERM, 2*time.Second)
+			if err != nil || r.Err != nil {
+				return &exitError{code: exitFailed, err: fmt.Errorf("interrupted while waiting for shell %s to be ready, and it could not be stopped: %v; stop it with cshell kill %s", meta.ID, errors.Join(err, r.ErrOrNil()), meta.ID)}
+			}
+			return &exitError{code: 128 + int(syscall.SIGINT), err: fmt.Errorf("interrupted while waiting for shell %s to be ready; stopped it (%s)", meta.ID, r.Meta.StatusLine)}
+		}
 		switch {
 		case errors.Is(notReady, shells.ErrEnded):
 			// The answer is its end, with its output.
@@ -407,4 +435,30 @@ func printAnswer(g *globals, meta *shells.Meta, output string, ro shells.RunOpti
 		}
 	}
 	return nil
+}
+
+// readyWhat says what a --ready wait waits for.
+func readyWhat(r *shells.ReadyOptions) string {
+	var what []string
+	if len(r.Ports) > 0 {
+		ports := make([]string, len(r.Ports))
+		for i, p := range r.Ports {
+			ports[i] = strconv.Itoa(p)
+		}
+		what = append(what, "port "+strings.Join(ports, ", ")+" accepts connections inside it")
+	}
+	if r.Log != nil {
+		what = append(what, fmt.Sprintf("a line of its output matches %q", r.Log.String()))
+	}
+	return strings.Join(what, " and ")
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := console.ConsoleFromFile(f)
+	return err == nil
 }

@@ -17,8 +17,9 @@ func newWaitCmd(g *globals) *cobra.Command {
 		Short: "Wait for a shell to end and exit with its code",
 		Long: `Block until the shell ends and exit with its exit code (128+N for signal
 N); exit 124 when the timeout passes first.`,
-		Example: "  cshell wait 3\n  cshell wait build --timeout 10m",
-		Args:    oneArg("cshell wait needs a shell id or name"),
+		Example:           "  cshell wait 3\n  cshell wait build --timeout 10m",
+		Args:              oneArg("cshell wait needs a shell id or name"),
+		ValidArgsFunction: completeShells(g, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := parseDuration(timeout)
 			if err != nil {
@@ -58,8 +59,9 @@ func newWaitReadyCmd(g *globals) *cobra.Command {
 a connection inside it, and/or a line of its output matches --log. Exit 0
 when ready; exit 1 with a sentence when the timeout (default 60s) passes or
 the shell ends first.`,
-		Example: "  cshell wait-ready web\n  cshell wait-ready 3 --port 8080 --log 'listening on' --timeout 2m",
-		Args:    oneArg("cshell wait-ready needs a shell id or name"),
+		Example:           "  cshell wait-ready web\n  cshell wait-ready 3 --port 8080 --log 'listening on' --timeout 2m",
+		Args:              oneArg("cshell wait-ready needs a shell id or name"),
+		ValidArgsFunction: completeShells(g, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := parseDuration(timeout)
 			if err != nil || d == 0 {
