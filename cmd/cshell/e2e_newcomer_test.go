@@ -73,7 +73,10 @@ func TestPsSessionsAndKillSeveral(t *testing.T) {
 	cs := func(args ...string) result {
 		return run(t, call{args: append([]string{"--state-dir", state}, args...), dir: t.TempDir()})
 	}
-	t.Cleanup(func() { cs("kill", "all", "--session", "a", "--grace", "0"); cs("kill", "all", "--session", "b", "--grace", "0") })
+	t.Cleanup(func() {
+		cs("kill", "all", "--session", "a", "--grace", "0")
+		cs("kill", "all", "--session", "b", "--grace", "0")
+	})
 	for _, s := range []string{"a", "b", "b"} {
 		if r := cs("run", "-d", "--session", s, "--name", "web-"+s+fmt.Sprint(time.Now().UnixNano()%1000), "--", "sleep 60"); r.code != 0 {
 			t.Fatalf("run -d: %d %q", r.code, r.stderr)
