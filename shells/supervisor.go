@@ -226,7 +226,7 @@ func (s *supervisor) run() error {
 	if s.spec.CacheLockFD > 0 {
 		// Held open until the supervisor exits; the container's init must
 		// not inherit it.
-		syscall.CloseOnExec(s.spec.CacheLockFD)
+		closeOnExec(s.spec.CacheLockFD)
 		defer pruneCaches(s.spec.CacheRoot, s.spec.CacheMaxBytes)
 	}
 	if s.dir, err = s.m.shellDir(s.id); err != nil {
