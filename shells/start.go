@@ -98,7 +98,7 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 			if cfg.Shells.MaxConcurrent != nil {
 				where = "set by the configuration"
 			}
-			return refusedErr("%d shells are running, as many as shells.maxConcurrent allows (%s); stop one with cshell kill, or raise shells.maxConcurrent in %s", limit, where, configFileFor(o.ConfigFile))
+			return refusedErr("%d shells are running, the limit (shells.maxConcurrent, %s); stop one with cshell kill, or raise shells.maxConcurrent in %s", limit, where, configFileFor(o.ConfigFile))
 		}
 		id, err := m.nextID()
 		if err != nil {
