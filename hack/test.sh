@@ -27,7 +27,7 @@ step() { printf '\n=== %s\n' "$*"; }
 
 step "host set-up"
 need=()
-for pkg in procps python3 util-linux passwd gcc curl iproute2 runc crun; do
+for pkg in procps python3 util-linux passwd gcc curl iproute2 runc crun bubblewrap; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 # Node.js and npm run the npm MCP SDK client of the serve tests; this
