@@ -1,12 +1,14 @@
 package container
 
 import (
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 
@@ -73,7 +75,7 @@ func WriteBundle(dir string, s *Spec) (err error) {
 		return m.Destination == initPath ||
 			os.Geteuid() != 0 && m.Type == "bind" && m.Source == m.Destination && filepath.Dir(m.Source) == "/" && unix.Access(m.Source, unix.X_OK) != nil
 	})
-	sp.Linux.Seccomp = ociFilter(s.AllowUserNamespaces)
+	sp.Linux.Seccomp = ociFilter(s.AllowUserNamespaces, os.Geteuid() == 0)
 	if !ownCgroups() && !s.Limits.Empty() {
 		// r.spec gave limits to cshell's own cgroups only; the bundle's
 		// runtime holds them in its cgroup (rootless: one delegated to it).
@@ -100,10 +102,12 @@ func emptyOrMissing(dir string) error {
 	return nil
 }
 
-// The calls of cshell's filter (seccomp_linux.c), by name: a test holds
-// the lists and the C program to the same calls.
+// The calls of cshell's filter (seccomp_linux.c), by name, for the OCI
+// form of it: a test holds these lists and the C program's pieces to the
+// same calls, and the allowlist to Docker's default profile.
 var (
-	// deniedCalls are refused (EPERM) in every shell: DENIED.
+	// deniedCalls are refused (EPERM) in every shell: the C program's
+	// denied.
 	deniedCalls = []string{
 		"io_uring_setup", "io_uring_enter", "io_uring_register",
 		"keyctl", "add_key", "request_key",
@@ -112,30 +116,65 @@ var (
 		"init_module", "finit_module", "delete_module",
 		"swapon", "swapoff", "reboot",
 		"clock_settime", "clock_adjtime", "settimeofday",
-		"acct", "quotactl", "lookup_dcookie",
+		"acct", "quotactl", "quotactl_fd", "lookup_dcookie",
 		"open_by_handle_at", "name_to_handle_at",
 		"kcmp", "vhangup", "syslog", "nfsservctl",
-		"quotactl_fd",
+		"pidfd_getfd", "process_madvise",
+		"get_mempolicy", "set_mempolicy", "mbind",
+		"migrate_pages", "move_pages", "fanotify_init",
+		"set_mempolicy_home_node",
 	}
 	// x86Calls are refused too where the architecture has them.
 	x86Calls = []string{"ioperm", "iopl", "create_module", "get_kernel_syms", "query_module", "uselib", "ustat", "sysfs", "_sysctl"}
 	// mountCalls are refused unless the shell may make user namespaces:
-	// MOUNTS.
+	// the C program's mounts, which ns_nested allows.
 	mountCalls = []string{
-		"mount", "umount2", "pivot_root",
+		"mount", "umount2", "pivot_root", "chroot",
 		"fsopen", "fsconfig", "fsmount", "fspick",
 		"open_tree", "move_mount", "mount_setattr",
-		"setns",
+		"setns", "sethostname", "setdomainname",
 	}
+	// xattrCalls are refused in a shell of the host's root with user
+	// namespaces of its own: no_xattr.
+	xattrCalls = []string{"setxattr", "lsetxattr", "fsetxattr", "setxattrat"}
+	// modeCalls set a file's mode in argument Mode (creating, for those
+	// with Flags, when O_CREAT or O_TMPFILE is in argument Flags): never
+	// with the setuid or setgid bit (modes).
+	modeCalls = []struct {
+		Name        string
+		Flags, Mode uint
+	}{
+		{"openat", 2, 3}, {"open", 1, 2}, {"creat", 0, 1}, {"chmod", 0, 1}, {"fchmod", 0, 1},
+		{"fchmodat", 0, 2}, {"fchmodat2", 0, 2}, {"mknod", 0, 1}, {"mknodat", 0, 2},
+	}
+	// socketFamilies may be made (sockets): Docker's list, beyond the
+	// families below 3 (AF_UNSPEC, AF_UNIX, AF_INET).
+	socketFamilies = []uint64{7, 8, 9, 10, 13, 14, 15, 16, 17, 18, 21, 22, 24, 26, 27, 28, 29, 30, 31, 32, 33, 35, 36, 39, 41, 42, 43, 44, 45}
+	// personas may be asked of personality (personas).
+	personas = []uint64{0x0, 0x8, 0x20000, 0x20008, 0xffffffff}
 )
 
+//go:embed seccomp_allow_linux.h
+var allowHeader string
+
+// allowedCalls are the calls of the allowlist (seccomp_allow_linux.h).
+func allowedCalls() []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`ALLOW_NR\(__NR_(\w+)\)`).FindAllStringSubmatch(allowHeader, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
 // ociFilter is cshell's syscall filter as an OCI runtime spec states it
-// (what runc and crun build with libseccomp): EPERM for the refused calls,
-// ENOSYS for clone3 (glibc falls back to clone, whose flags a filter can
-// read), EPERM for unshare and clone asking for CLONE_NEWUSER unless the
-// shell may make user namespaces. Foreign ABIs (i386 and x32 on x86_64)
-// are left to the runtime, which refuses architectures not listed.
-func ociFilter(allowUserns bool) *specs.LinuxSeccomp {
+// (what runc, crun and containerd build with libseccomp): the allowlist,
+// the same argument rules, EPERM for the refused calls and, as in
+// Docker's default profile, for every other call (the C program answers a
+// call it does not know with ENOSYS, and a socket family it refuses with
+// EAFNOSUPPORT; an OCI filter has no "else" for a call with argument
+// rules). Foreign ABIs (i386 and x32 on x86_64) are left to the runtime,
+// which refuses architectures not listed.
+func ociFilter(allowUserns, root bool) *specs.LinuxSeccomp {
 	eperm, enosys := uint(unix.EPERM), uint(unix.ENOSYS)
 	arch := specs.ArchX86_64
 	denied := slices.Clone(deniedCalls)
@@ -144,20 +183,49 @@ func ociFilter(allowUserns bool) *specs.LinuxSeccomp {
 	} else {
 		denied = append(denied, x86Calls...)
 	}
+	allow := append(allowedCalls(), "connect", "sendto", "sendmsg")
 	f := &specs.LinuxSeccomp{
-		DefaultAction: specs.ActAllow,
+		DefaultAction: specs.ActErrno,
 		Architectures: []specs.Arch{arch},
 		Syscalls: []specs.LinuxSyscall{
 			{Names: denied, Action: specs.ActErrno, ErrnoRet: &eperm},
-			{Names: []string{"clone3"}, Action: specs.ActErrno, ErrnoRet: &enosys},
+			{Names: []string{"openat2"}, Action: specs.ActErrno, ErrnoRet: &enosys},
 		},
 	}
-	if !allowUserns {
-		newUser := uint64(unix.CLONE_NEWUSER)
-		f.Syscalls = append(f.Syscalls,
-			specs.LinuxSyscall{Names: mountCalls, Action: specs.ActErrno, ErrnoRet: &eperm},
-			specs.LinuxSyscall{Names: []string{"unshare", "clone"}, Action: specs.ActErrno, ErrnoRet: &eperm,
-				Args: []specs.LinuxSeccompArg{{Index: 0, Value: newUser, ValueTwo: newUser, Op: specs.OpMaskedEqual}}})
+	rule := func(name string, args ...specs.LinuxSeccompArg) {
+		f.Syscalls = append(f.Syscalls, specs.LinuxSyscall{Names: []string{name}, Action: specs.ActAllow, Args: args})
 	}
+	masked := func(i uint, mask, value uint64) specs.LinuxSeccompArg {
+		return specs.LinuxSeccompArg{Index: i, Value: mask, ValueTwo: value, Op: specs.OpMaskedEqual}
+	}
+	setid := uint64(unix.S_ISUID | unix.S_ISGID)
+	for _, c := range modeCalls {
+		rule(c.Name, masked(c.Mode, setid, 0))
+		if c.Flags != 0 {
+			rule(c.Name, masked(c.Flags, uint64(unix.O_CREAT|unix.O_TMPFILE&^unix.O_DIRECTORY), 0))
+		}
+	}
+	rule("socket", specs.LinuxSeccompArg{Index: 0, Value: 3, Op: specs.OpLessThan})
+	for _, fam := range socketFamilies {
+		rule("socket", specs.LinuxSeccompArg{Index: 0, Value: fam, Op: specs.OpEqualTo})
+	}
+	for _, p := range personas {
+		rule("personality", specs.LinuxSeccompArg{Index: 0, Value: p, Op: specs.OpEqualTo})
+	}
+	if allowUserns {
+		allow = append(append(allow, "clone", "clone3", "unshare"), mountCalls...)
+	} else {
+		f.Syscalls = append(f.Syscalls, specs.LinuxSyscall{Names: []string{"clone3"}, Action: specs.ActErrno, ErrnoRet: &enosys},
+			specs.LinuxSyscall{Names: mountCalls, Action: specs.ActErrno, ErrnoRet: &eperm})
+		ns := uint64(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWPID | unix.CLONE_NEWNET)
+		rule("clone", masked(0, ns, 0))
+		rule("unshare", masked(0, ns, 0))
+	}
+	if allowUserns && root {
+		f.Syscalls = append(f.Syscalls, specs.LinuxSyscall{Names: xattrCalls, Action: specs.ActErrno, ErrnoRet: &eperm})
+	} else {
+		allow = append(allow, xattrCalls...)
+	}
+	f.Syscalls = append([]specs.LinuxSyscall{{Names: allow, Action: specs.ActAllow}}, f.Syscalls...)
 	return f
 }

@@ -569,7 +569,12 @@ func pid1Args(checks []mountCheck, allowUserns bool, command []string) []string 
 	if allowUserns {
 		args = append(args, "--allow-userns")
 	}
-	return append(args, command...)
+	if os.Geteuid() == 0 {
+		// The host's root (or an engine's): the filter keeps a user
+		// namespace of the shell's own from setting file capabilities.
+		args = append(args, "--root")
+	}
+	return append(append(args, "--"), command...)
 }
 
 // checkArgs are PID 1's arguments that list the checks, one a mount:

@@ -46,6 +46,7 @@ static int status_code(int ws)
 #define MAX_BATCH 64
 
 static int allow_userns;
+static int host_root; // started by the host's root (--root)
 static int handed_over; // the filter is on, its listener cshell's
 
 static int is_factory(void)
@@ -81,7 +82,7 @@ static int serve_factory(void)
 	if (got == 2 && req[0] == 'g') {
 		n = 0; // go: answered below; the caller starts the command
 	} else if (got == 2 && req[0] == 'G') {
-		int listener = cshell_seccomp(allow_userns, 1);
+		int listener = cshell_seccomp(allow_userns, 1, host_root);
 		if (listener == -1)
 			status = errno ? errno : EINVAL;
 		else if (listener >= 0)
@@ -267,6 +268,15 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 		argv++;
 		argc--;
 	}
+	if (argc >= 3 && strcmp(argv[2], "--root") == 0) {
+		host_root = 1;
+		argv++;
+		argc--;
+	}
+	if (argc >= 3 && strcmp(argv[2], "--") == 0) { // the command follows, whatever its words
+		argv++;
+		argc--;
+	}
 	if (argc < 3)
 		_exit(125);
 
@@ -314,7 +324,7 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 	// The syscall filter, on us and so on the command and all it starts
 	// (already on when cshell took its listener at "G").
 	if (!handed_over) {
-		listener = cshell_seccomp(allow_userns, 0);
+		listener = cshell_seccomp(allow_userns, 0, host_root);
 		if (listener == -1) {
 			perror("cshell init: syscall filter");
 			_exit(125);

@@ -1,13 +1,19 @@
 // cshell's syscall filter, installed by PID 1 (pid1_linux.c) right before
 // it forks the command, so that the command and everything it starts run
-// under it. The programs below are static: built once with the binary
-// from this architecture's own system call numbers (the kernel headers'
-// __NR_ constants), never assembled at a start. Modelled on Docker's
-// default profile (moby/profiles): what a process without capabilities
-// could still reach of the kernel's riskier surface is refused with EPERM
-// (ENOSYS where libc falls back: clone3), never with a kill.
+// under it. An allowlist modelled on Docker's default profile
+// (moby/profiles): the calls a process without capabilities may make there
+// are allowed (seccomp_allow_linux.h), a few of them only with the
+// arguments Docker allows; what cshell refuses on purpose fails with EPERM,
+// and any other call, one a future kernel adds among them, with ENOSYS, so
+// that libc falls back as on an older kernel. Nothing is killed.
+//
+// The pieces are static, built once with the binary from this
+// architecture's own system call numbers (the kernel headers' __NR_
+// constants, and the numbers below for calls newer than them); a start
+// only puts the pieces its shell needs one after the other.
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -16,6 +22,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -29,19 +37,67 @@
 #error "cshell's syscall filter knows x86_64 and aarch64"
 #endif
 
+// Calls newer than the kernel headers of an older build machine; since
+// 5.1 both architectures share these numbers.
+#ifndef __NR_cachestat
+#define __NR_cachestat 451
+#endif
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452
+#endif
+#ifndef __NR_futex_wake
+#define __NR_futex_wake 454
+#endif
+#ifndef __NR_futex_wait
+#define __NR_futex_wait 455
+#endif
+#ifndef __NR_futex_requeue
+#define __NR_futex_requeue 456
+#endif
+#ifndef __NR_statmount
+#define __NR_statmount 457
+#endif
+#ifndef __NR_listmount
+#define __NR_listmount 458
+#endif
+#ifndef __NR_mseal
+#define __NR_mseal 462
+#endif
+#ifndef __NR_setxattrat
+#define __NR_setxattrat 463
+#endif
+#ifndef __NR_getxattrat
+#define __NR_getxattrat 464
+#endif
+#ifndef __NR_listxattrat
+#define __NR_listxattrat 465
+#endif
+#ifndef __NR_removexattrat
+#define __NR_removexattrat 466
+#endif
+#if defined(__x86_64__) && !defined(__NR_map_shadow_stack)
+#define __NR_map_shadow_stack 453
+#endif
+
+#ifndef MSG_FASTOPEN
+#define MSG_FASTOPEN 0x20000000
+#endif
+#ifndef __O_TMPFILE
+#define __O_TMPFILE 020000000
+#endif
+
 #define LOAD(field) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, field))
+// ARG loads the low 32 bits of argument i (little-endian).
+#define ARG(i) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[i]))
 #define ALLOW BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
 #define FAIL(e) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))
-// DENY answers EPERM to one system call; IF_DENY skips it where the
-// architecture has no such call.
-#define DENY(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), FAIL(EPERM)
-// FLAGGED gives call nr the verdict v when its first argument (the flags
-// of clone and unshare; its low 32 bits, little-endian) has bit set.
-#define FLAGGED(nr, bit, v)                                         \
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 4),            \
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])), \
-	BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, (bit), 0, 1),          \
-	BPF_STMT(BPF_RET | BPF_K, (v)), ALLOW
+#define RET(v) BPF_STMT(BPF_RET | BPF_K, (v))
+#define IS(nr, skip) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, (skip))
+// ALLOW_NR allows one call; DENY answers EPERM to one, NOSYS ENOSYS.
+#define ALLOW_NR(nr) IS(nr, 1), ALLOW
+#define DENY(nr) IS(nr, 1), FAIL(EPERM)
+#define NOSYS(nr) IS(nr, 1), FAIL(ENOSYS)
+
 // ASK hands the call over (seccomp user notification): to PID 1, which
 // answers EPERM and tells cshell, so that the shell's output can say which
 // flag would allow it; or, with the egress, to cshell itself, which also
@@ -49,115 +105,276 @@
 #define ASK SECCOMP_RET_USER_NOTIF
 #define REFUSE (SECCOMP_RET_ERRNO | EPERM)
 
-// The head of both programs: a foreign ABI (i386 or x32 calls on x86_64)
-// gets ENOSYS for everything, since the numbers below are the native
-// ABI's; then the call's number is loaded.
+// The head: a foreign ABI (i386 or x32 calls on x86_64) gets ENOSYS for
+// everything, since the numbers below are the native ABI's; then the
+// call's number is loaded, and stays loaded between the rules (each rule
+// that loads an argument ends in a verdict).
 #ifdef __x86_64__
-#define HEAD                                                           \
-	LOAD(arch), BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 1, 0), FAIL(ENOSYS), \
-	LOAD(nr), BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, __X32_SYSCALL_BIT, 0, 1), FAIL(ENOSYS)
+#define X32 BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, __X32_SYSCALL_BIT, 0, 1), FAIL(ENOSYS)
 #else
-#define HEAD LOAD(arch), BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 1, 0), FAIL(ENOSYS), LOAD(nr)
+#define X32 ALLOW_NR(-1) /* no such call: a no-op of the same length */
 #endif
+static const struct sock_filter head[] = {
+	LOAD(arch), BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 1, 0), FAIL(ENOSYS),
+	LOAD(nr), X32,
+};
 
-// USERNS refuses new user namespaces (verdict v): unshare and clone with
-// CLONE_NEWUSER, and clone3, whose flags sit in memory a filter cannot
-// read (glibc then falls back to clone).
-#define USERNS(v)                                                      \
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1), FAIL(ENOSYS), \
-	FLAGGED(__NR_unshare, CLONE_NEWUSER, v), FLAGGED(__NR_clone, CLONE_NEWUSER, v)
+// No privilege leaves a shell: a file it makes or changes never gains the
+// setuid or setgid bit, which would count on the host for whoever runs it
+// there (a shell started by root writes as the host's root). The mode is
+// an argument, in a register: open and openat when they create (O_CREAT,
+// O_TMPFILE), creat, mknod and mknodat always, and the chmod calls.
+// openat2 passes its mode in memory, where a filter cannot look: it gets
+// ENOSYS, and libc falls back to openat.
+#define SETID (S_ISUID | S_ISGID)
+// CREATES(nr, f, m): call nr creating (flags in argument f) with mode m.
+#define CREATES(nr, f, m) \
+	IS(nr, 6), ARG(f), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_CREAT | __O_TMPFILE, 0, 3), \
+	ARG(m), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, SETID, 0, 1), FAIL(EPERM), ALLOW
+// MODE(nr, m): call nr setting the mode in argument m.
+#define MODE(nr, m) \
+	IS(nr, 4), ARG(m), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, SETID, 0, 1), FAIL(EPERM), ALLOW
+static const struct sock_filter modes[] = {
+	CREATES(__NR_openat, 2, 3), // the hot one first: it runs the program at every open
+#ifdef __NR_open
+	CREATES(__NR_open, 1, 2),
+#endif
+#ifdef __NR_creat
+	MODE(__NR_creat, 1),
+#endif
+#ifdef __NR_chmod
+	MODE(__NR_chmod, 1),
+#endif
+	MODE(__NR_fchmod, 1), MODE(__NR_fchmodat, 2), MODE(__NR_fchmodat2, 2),
+#ifdef __NR_mknod
+	MODE(__NR_mknod, 1),
+#endif
+	MODE(__NR_mknodat, 2),
+	NOSYS(__NR_openat2),
+};
 
-// The calls refused in every shell. A capability-less process would be
-// refused most of them by the kernel anyway; the filter refuses them
-// before any of their code runs (and io_uring, bpf, keyctl, userfaultfd
-// and perf_event_open need no capability at all).
-#define DENIED                                                                   \
-	DENY(__NR_io_uring_setup), DENY(__NR_io_uring_enter), DENY(__NR_io_uring_register), \
-	DENY(__NR_keyctl), DENY(__NR_add_key), DENY(__NR_request_key),           \
-	DENY(__NR_bpf), DENY(__NR_perf_event_open), DENY(__NR_userfaultfd),       \
-	DENY(__NR_kexec_load), DENY(__NR_kexec_file_load),                        \
-	DENY(__NR_init_module), DENY(__NR_finit_module), DENY(__NR_delete_module), \
-	DENY(__NR_swapon), DENY(__NR_swapoff), DENY(__NR_reboot),                 \
-	DENY(__NR_clock_settime), DENY(__NR_clock_adjtime), DENY(__NR_settimeofday), \
-	DENY(__NR_acct), DENY(__NR_quotactl), DENY(__NR_lookup_dcookie),          \
-	DENY(__NR_open_by_handle_at), DENY(__NR_name_to_handle_at),               \
-	DENY(__NR_kcmp), DENY(__NR_vhangup), DENY(__NR_syslog), DENY(__NR_nfsservctl), \
-	EXTRA_DENIED
+// socket: the families Docker's default profile allows (AF_UNIX, AF_INET,
+// AF_INET6, AF_NETLINK and the others listed); any other, AF_VSOCK among
+// them (a way to the hypervisor that no network namespace covers), gets
+// EAFNOSUPPORT, as on a kernel without it.
+static const struct sock_filter sockets[] = {
+	IS(__NR_socket, 33), ARG(0),
+	// below 3: AF_UNSPEC, AF_UNIX, AF_INET; then one test a family,
+	// each jumping to the ALLOW at the end (jt counts what lies between).
+	BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 3, 0, 29),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 7, 28, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 8, 27, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 9, 26, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 10, 25, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 13, 24, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 14, 23, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 15, 22, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 16, 21, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 17, 20, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 18, 19, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 21, 18, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 22, 17, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 24, 16, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 26, 15, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 27, 14, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 28, 13, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 29, 12, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 30, 11, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 31, 10, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 32, 9, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 33, 8, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 35, 7, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 36, 6, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 39, 5, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 41, 4, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 42, 3, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 43, 2, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 44, 1, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 45, 0, 1),
+	ALLOW, FAIL(EAFNOSUPPORT),
+};
 
-// MOUNTS refuses what a process can do only over namespaces it owns:
-// mount and its new API, pivot_root, setns. A shell owns none (no
-// capability anywhere), unless it may make user namespaces: then these are
-// what a sandbox of its own (bubblewrap, rootless podman) is built with.
-#define MOUNTS                                                                   \
-	DENY(__NR_mount), DENY(__NR_umount2), DENY(__NR_pivot_root),              \
-	DENY(__NR_fsopen), DENY(__NR_fsconfig), DENY(__NR_fsmount), DENY(__NR_fspick), \
-	DENY(__NR_open_tree), DENY(__NR_move_mount), DENY(__NR_mount_setattr),    \
-	DENY(__NR_setns)
+// personality: the personas Docker allows (Linux, with UNAME26 and
+// ADDR_NO_RANDOMIZE, and the query 0xffffffff); READ_IMPLIES_EXEC and the
+// rest get EPERM.
+static const struct sock_filter personas[] = {
+	IS(__NR_personality, 8), ARG(0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x0, 4, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x8, 3, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x20000, 2, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x20008, 1, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffff, 0, 1),
+	ALLOW, FAIL(EPERM),
+};
 
+// The namespace flags of clone and unshare, but for CLONE_NEWUSER (Docker's
+// mask without it): what only a process with capabilities may ask for.
+#define NEW_NS (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET)
+
+// A shell makes no namespace of its own: clone and unshare asking for a
+// user namespace get the verdict v (told, at the first one), any other
+// namespace EPERM; clone3, whose flags sit in memory, ENOSYS (libc falls
+// back to clone).
+#define NS_RULE(nr, v) \
+	IS(nr, 6), ARG(0), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_NEWUSER, 0, 1), RET(v), \
+	BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, NEW_NS, 0, 1), FAIL(EPERM), ALLOW
+static const struct sock_filter ns_ask[] = { NOSYS(__NR_clone3), NS_RULE(__NR_clone, ASK), NS_RULE(__NR_unshare, ASK) };
+static const struct sock_filter ns_quiet[] = { NOSYS(__NR_clone3), NS_RULE(__NR_clone, REFUSE), NS_RULE(__NR_unshare, REFUSE) };
+// With --allow-userns, namespaces of its own, and what a sandbox of its
+// own is built with (they act only over namespaces the shell owns).
+static const struct sock_filter ns_nested[] = {
+	ALLOW_NR(__NR_clone3), ALLOW_NR(__NR_clone), ALLOW_NR(__NR_unshare), ALLOW_NR(__NR_setns),
+	ALLOW_NR(__NR_mount), ALLOW_NR(__NR_umount2), ALLOW_NR(__NR_pivot_root), ALLOW_NR(__NR_chroot),
+	ALLOW_NR(__NR_fsopen), ALLOW_NR(__NR_fsconfig), ALLOW_NR(__NR_fsmount), ALLOW_NR(__NR_fspick),
+	ALLOW_NR(__NR_open_tree), ALLOW_NR(__NR_move_mount), ALLOW_NR(__NR_mount_setattr),
+	ALLOW_NR(__NR_sethostname), ALLOW_NR(__NR_setdomainname),
+};
+
+// A file capability set in a shell started by root counts on the host: in
+// a user namespace of its own (--allow-userns) the shell may write
+// security.capability on the files of the host's root. The xattr's name
+// sits in memory, where a filter cannot look: such a shell sets no
+// extended attribute at all.
+static const struct sock_filter no_xattr[] = {
+	DENY(__NR_setxattr), DENY(__NR_lsetxattr), DENY(__NR_fsetxattr), DENY(__NR_setxattrat),
+};
+static const struct sock_filter xattr[] = {
+	ALLOW_NR(__NR_setxattr), ALLOW_NR(__NR_lsetxattr), ALLOW_NR(__NR_fsetxattr), ALLOW_NR(__NR_setxattrat),
+};
+
+// The egress (sandbox/egress_linux.go): a connect whose address is as long
+// as an IPv4 (16 bytes) or IPv6 (28) one goes to cshell, which makes the
+// connection by the allowlist (the namespace has no route out). A filter
+// cannot read the address itself (it sits in memory), but every other
+// length (unix sockets, an address passed with a longer length) needs
+// nothing: it connects to what the namespace holds, never outside. A TCP
+// fast open send connects without connect(), so cshell could not make it:
+// it fails as on a kernel with fast open turned off (EOPNOTSUPP), and
+// clients fall back to connect.
+#define FASTOPEN(nr, i) \
+	IS(nr, 4), ARG(i), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, MSG_FASTOPEN, 0, 1), FAIL(EOPNOTSUPP), ALLOW
+static const struct sock_filter egress[] = {
+	IS(__NR_connect, 5), ARG(2),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 16, 2, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 28, 1, 0),
+	ALLOW, RET(ASK),
+	FASTOPEN(__NR_sendto, 3), FASTOPEN(__NR_sendmsg, 2),
+};
+static const struct sock_filter direct[] = {
+	ALLOW_NR(__NR_connect), ALLOW_NR(__NR_sendto), ALLOW_NR(__NR_sendmsg),
+};
+
+// What cshell refuses on purpose (EPERM), also where Docker's profile
+// allows it to a process with the capability it names: kernel surface a
+// process without capabilities would still reach (io_uring, bpf, keyctl,
+// userfaultfd and perf_event_open need none), and calls only capabilities
+// make useful.
+static const struct sock_filter denied[] = {
+	DENY(__NR_io_uring_setup), DENY(__NR_io_uring_enter), DENY(__NR_io_uring_register),
+	DENY(__NR_keyctl), DENY(__NR_add_key), DENY(__NR_request_key),
+	DENY(__NR_bpf), DENY(__NR_perf_event_open), DENY(__NR_userfaultfd),
+	DENY(__NR_kexec_load), DENY(__NR_kexec_file_load),
+	DENY(__NR_init_module), DENY(__NR_finit_module), DENY(__NR_delete_module),
+	DENY(__NR_swapon), DENY(__NR_swapoff), DENY(__NR_reboot),
+	DENY(__NR_clock_settime), DENY(__NR_clock_adjtime), DENY(__NR_settimeofday),
+	DENY(__NR_acct), DENY(__NR_quotactl), DENY(__NR_quotactl_fd), DENY(__NR_lookup_dcookie),
+	DENY(__NR_open_by_handle_at), DENY(__NR_name_to_handle_at),
+	DENY(__NR_kcmp), DENY(__NR_vhangup), DENY(__NR_syslog), DENY(__NR_nfsservctl),
+	DENY(__NR_pidfd_getfd), DENY(__NR_process_madvise),
+	DENY(__NR_get_mempolicy), DENY(__NR_set_mempolicy), DENY(__NR_mbind),
+	DENY(__NR_migrate_pages), DENY(__NR_move_pages), DENY(__NR_fanotify_init),
+#ifdef __NR_set_mempolicy_home_node
+	DENY(__NR_set_mempolicy_home_node),
+#endif
 #ifdef __x86_64__
-// Calls only x86_64 has.
-#define EXTRA_DENIED                                                       \
-	DENY(__NR_ioperm), DENY(__NR_iopl), DENY(__NR_create_module),            \
-	DENY(__NR_get_kernel_syms), DENY(__NR_query_module), DENY(__NR_uselib),  \
-	DENY(__NR_ustat), DENY(__NR_sysfs), DENY(__NR__sysctl), DENY(__NR_quotactl_fd)
-#else
-#define EXTRA_DENIED DENY(__NR_quotactl_fd)
+	DENY(__NR_ioperm), DENY(__NR_iopl), DENY(__NR_create_module),
+	DENY(__NR_get_kernel_syms), DENY(__NR_query_module), DENY(__NR_uselib),
+	DENY(__NR_ustat), DENY(__NR_sysfs), DENY(__NR__sysctl),
 #endif
+};
 
-// CONNECTS hands a connect whose address is as long as an IPv4 (16
-// bytes) or IPv6 (28) one to cshell's egress (sandbox/egress_linux.go):
-// the shell's network namespace has no route out, so cshell makes the
-// connection for it, by the allowlist. A filter cannot read the address
-// itself (it sits in memory), but every other length (unix sockets, an
-// address passed with a longer length) needs nothing: it connects to what
-// the namespace holds, which is never outside.
-#define CONNECTS                                                             \
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_connect, 0, 5),             \
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])), \
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 16, 2, 0),                       \
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 28, 1, 0),                       \
-	ALLOW, BPF_STMT(BPF_RET | BPF_K, ASK)
+// What only a shell with user namespaces of its own may do (ns_nested):
+// EPERM for the others.
+static const struct sock_filter mounts[] = {
+	DENY(__NR_mount), DENY(__NR_umount2), DENY(__NR_pivot_root), DENY(__NR_chroot),
+	DENY(__NR_fsopen), DENY(__NR_fsconfig), DENY(__NR_fsmount), DENY(__NR_fspick),
+	DENY(__NR_open_tree), DENY(__NR_move_mount), DENY(__NR_mount_setattr),
+	DENY(__NR_setns), DENY(__NR_sethostname), DENY(__NR_setdomainname),
+};
 
-// ARGFLAG gives call nr the error e when its argument i has bit set.
-#define ARGFLAG(nr, i, bit, e)                                        \
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 4),              \
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[i])), \
-	BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, (bit), 0, 1),            \
-	FAIL(e), ALLOW
+// The allowlist, then ENOSYS for every call left.
+static const struct sock_filter allowed[] = {
+#include "seccomp_allow_linux.h"
+	FAIL(ENOSYS),
+};
 
-// NOFASTOPEN: a TCP fast open send connects without connect(), so cshell
-// could not make it; it fails as on a kernel with fast open turned off
-// (EOPNOTSUPP), and clients fall back to connect.
-#ifndef MSG_FASTOPEN
-#define MSG_FASTOPEN 0x20000000
-#endif
-#define NOFASTOPEN ARGFLAG(__NR_sendto, 3, MSG_FASTOPEN, EOPNOTSUPP), ARGFLAG(__NR_sendmsg, 2, MSG_FASTOPEN, EOPNOTSUPP)
+_Static_assert(sizeof(sockets) / sizeof(sockets[0]) == 34, "the socket rule's jump counts assume 34 instructions");
+_Static_assert(sizeof(personas) / sizeof(personas[0]) == 9, "the personality rule's jump counts assume 9 instructions");
 
-static struct sock_filter strict[] = { HEAD, USERNS(ASK), DENIED, MOUNTS, ALLOW };
-static struct sock_filter strict_egress[] = { HEAD, USERNS(ASK), DENIED, MOUNTS, CONNECTS, NOFASTOPEN, ALLOW };
-static struct sock_filter strict_quiet[] = { HEAD, USERNS(REFUSE), DENIED, MOUNTS, ALLOW };
-static struct sock_filter nested[] = { HEAD, DENIED, ALLOW };
-static struct sock_filter nested_egress[] = { HEAD, DENIED, CONNECTS, NOFASTOPEN, ALLOW };
+#define MAX_PROG 2048
 
-#define PROG(p) { .len = sizeof(p) / sizeof((p)[0]), .filter = (p) }
+static struct sock_filter prog[MAX_PROG];
+static unsigned short prog_len;
 
-int cshell_seccomp(int allow_userns, int egress)
+static void put(const struct sock_filter *p, size_t n)
 {
-	struct sock_fprog s = PROG(strict), se = PROG(strict_egress), q = PROG(strict_quiet),
-			  n = PROG(nested), ne = PROG(nested_egress);
+	memcpy(prog + prog_len, p, n * sizeof(*p));
+	prog_len += n;
+}
+#define PUT(p) put((p), sizeof(p) / sizeof((p)[0]))
+
+// build puts the program of a shell together.
+static void build(int allow_userns, int egress_on, int quiet, int root)
+{
+	prog_len = 0;
+	PUT(head);
+	PUT(modes);
+	if (egress_on)
+		PUT(egress);
+	else
+		PUT(direct);
+	PUT(sockets);
+	PUT(personas);
+	if (allow_userns)
+		PUT(ns_nested);
+	else if (quiet)
+		PUT(ns_quiet);
+	else
+		PUT(ns_ask);
+	if (allow_userns && root)
+		PUT(no_xattr);
+	else
+		PUT(xattr);
+	PUT(denied);
+	if (!allow_userns)
+		PUT(mounts);
+	PUT(allowed);
+}
+
+_Static_assert(sizeof(head) + sizeof(modes) + sizeof(egress) + sizeof(direct) + sizeof(sockets) + sizeof(personas) +
+		       sizeof(ns_nested) + sizeof(ns_ask) + sizeof(no_xattr) + sizeof(xattr) + sizeof(denied) + sizeof(mounts) +
+		       sizeof(allowed) <= MAX_PROG * sizeof(struct sock_filter),
+	       "the filter fits its buffer");
+
+int cshell_seccomp(int allow_userns, int egress_on, int root)
+{
+	struct sock_fprog p = { .filter = prog };
 	int fd;
 
 	// runc set no_new_privs; without it the kernel refuses a filter from a
 	// process without CAP_SYS_ADMIN, which is what a shell is.
-	if (allow_userns && !egress)
-		return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &n) < 0 ? -1 : -2;
-	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
-		     allow_userns ? &ne : egress ? &se : &s);
+	build(allow_userns, egress_on, 0, root);
+	p.len = prog_len;
+	if (allow_userns && !egress_on)
+		return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &p) < 0 ? -1 : -2;
+	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &p);
 	if (fd >= 0 || (errno != EINVAL && errno != ENOSYS))
 		return fd;
 	// A kernel without user notification (before 5.0): refuse quietly,
 	// and make no connection for the shell.
-	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, allow_userns ? &n : &q) < 0 ? -1 : -2;
+	build(allow_userns, 0, 1, root);
+	p.len = prog_len;
+	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &p) < 0 ? -1 : -2;
 }
 
 int cshell_answer(int listener)

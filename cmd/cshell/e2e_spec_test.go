@@ -34,6 +34,10 @@ try:
 except OSError as e:
     print("secret", errno.errorcode[e.errno])
 print("seccomp", [l.split()[1] for l in open("/proc/self/status") if l.startswith("Seccomp:")][0])
+print("vsock", call(libc.socket, 40, 1, 0))
+open("plant", "w").close()
+print("chmod-setuid", call(libc.chmod, b"plant", 0o4755))
+print("personality", call(libc.personality, 0x400000))
 `
 
 // TestSpecBundles writes a bundle with cshell spec and runs it with
@@ -82,6 +86,7 @@ func TestSpecBundles(t *testing.T) {
 			for _, want := range []string{
 				"hostname cshell", "links ['lo']", "unshare-user EPERM", "keyctl EPERM", "mount EPERM",
 				"write /usr/cshell-spec-probe EROFS", "write written ok", "secret EACCES", "seccomp 2",
+				"vsock EPERM", "chmod-setuid EPERM", "personality EPERM",
 			} {
 				if !strings.Contains(got, want) {
 					t.Errorf("%s: the bundle's shell lacks %q:\n%s", rt, want, got)
