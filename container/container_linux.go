@@ -339,13 +339,21 @@ func (r *containerRunner) spec(s *Spec) (*specs.Spec, []mountCheck, error) {
 		cgroupLimits(sp.Linux.Resources, s.Limits)
 	}
 	if s.Limits.Memory > 0 {
-		// The shell's own tmpfs count against no process: bound them too.
-		size := fmt.Sprintf("size=%dk", s.Limits.Memory>>10)
+		// The shell's own tmpfs and its System V shared memory are memory
+		// too (a cgroup counts them; the watchdog counts the tmpfs): their
+		// sizes together stay within the limit, /tmp taking half of it.
+		share := map[string]int64{"/tmp": 2, "/run": 8, "/dev/shm": 8}
 		for i, m := range sp.Mounts {
-			if m.Type == "tmpfs" && (m.Destination == "/tmp" || m.Destination == "/run" || m.Destination == "/dev/shm") {
+			if d, ok := share[m.Destination]; ok && m.Type == "tmpfs" {
+				size := fmt.Sprintf("size=%dk", s.Limits.Memory/d>>10)
 				sp.Mounts[i].Options = append(slices.DeleteFunc(slices.Clone(m.Options), func(o string) bool { return strings.HasPrefix(o, "size=") }), size)
 			}
 		}
+		// The IPC namespace is the shell's own: its segments may take a
+		// quarter of the limit in all.
+		pages := s.Limits.Memory / 4 / int64(os.Getpagesize())
+		sp.Linux.Sysctl["kernel.shmall"] = strconv.FormatInt(pages, 10)
+		sp.Linux.Sysctl["kernel.shmmax"] = strconv.FormatInt(s.Limits.Memory/4, 10)
 	}
 	binds, checks, err := r.binds(s)
 	if err != nil {

@@ -32,10 +32,37 @@ type Resolver struct {
 // bytes).
 const maxDNSMessage = 4096
 
+// The resolver's bounds: whatever a shell sends, the work in flight is
+// fixed. UDP questions wait in a queue of udpQueue for one of
+// resolverWorkers (each answer may take a host lookup); past the queue a
+// datagram is dropped, as a busy resolver drops them (the client asks
+// again). TCP takes at most tcpConns connections at once.
+const (
+	resolverWorkers = 8
+	udpQueue        = 64
+	tcpConns        = 16
+)
+
+type udpQuestion struct {
+	q    []byte
+	from netip.AddrPort
+}
+
 // ServeUDP answers the questions that arrive on c until ctx ends.
 func (r *Resolver) ServeUDP(ctx context.Context, c *net.UDPConn) {
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
+	queue := make(chan udpQuestion, udpQueue)
+	defer close(queue)
+	for range resolverWorkers {
+		go func() {
+			for u := range queue {
+				if reply := r.reply(ctx, u.q, 512); reply != nil {
+					_, _ = c.WriteToUDPAddrPort(reply, u.from)
+				}
+			}
+		}()
+	}
 	buf := make([]byte, maxDNSMessage)
 	for {
 		n, from, err := c.ReadFromUDPAddrPort(buf)
@@ -45,18 +72,26 @@ func (r *Resolver) ServeUDP(ctx context.Context, c *net.UDPConn) {
 			}
 			continue
 		}
-		q := append([]byte(nil), buf[:n]...)
-		go func() {
-			if reply := r.reply(ctx, q, 512); reply != nil {
-				_, _ = c.WriteToUDPAddrPort(reply, from)
-			}
-		}()
+		select {
+		case queue <- udpQuestion{q: append([]byte(nil), buf[:n]...), from: from}:
+		default: // all busy and the queue full: dropped
+		}
 	}
 }
 
-// ServeTCP answers each connection's questions until ctx ends.
+// ServeTCP answers each connection's questions until ctx ends, at most
+// tcpConns connections at once (one past them is closed at once).
 func (r *Resolver) ServeTCP(ctx context.Context, l net.Listener) {
-	acceptEach(ctx, l, func(c net.Conn) { r.answerTCP(ctx, c) })
+	slots := make(chan struct{}, tcpConns)
+	acceptEach(ctx, l, func(c net.Conn) {
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+			r.answerTCP(ctx, c)
+		default:
+			c.Close()
+		}
+	})
 }
 
 // answerTCP answers one connection's questions, each a 2-byte length and

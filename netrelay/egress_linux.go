@@ -44,6 +44,11 @@ type Egress struct {
 	UDPRefused func(dest netip.AddrPort)
 	// DialTimeout bounds a dial (default 30 s).
 	DialTimeout time.Duration
+	// Max bounds the connections it carries or makes at once
+	// (shells.maxConnections; 0: no bound): one past it is refused
+	// (ECONNREFUSED) and told to OverMax.
+	Max     int
+	OverMax func(dest netip.AddrPort, open int)
 
 	ctx      context.Context
 	mu       sync.Mutex
@@ -55,6 +60,24 @@ type Egress struct {
 	sinkOnce [2]sync.Once
 	sinks    [2]netip.AddrPort // IPv4, IPv6
 	splicer  *Splicer
+	open     int // connections made or carried now (under mu)
+}
+
+// take counts a connection in, unless Max are open; done counts one out.
+func (e *Egress) take() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.Max > 0 && e.open >= e.Max {
+		return false
+	}
+	e.open++
+	return true
+}
+
+func (e *Egress) done() {
+	e.mu.Lock()
+	e.open--
+	e.mu.Unlock()
 }
 
 // pending is a connection on its way: the caller's socket connects to the
@@ -174,6 +197,7 @@ func (e *Egress) carry(ctx context.Context, c net.Conn) {
 		c.Close()
 		return
 	}
+	defer e.done() // counted in by Connect
 	up := f.up
 	if up == nil {
 		dctx, cancel := context.WithTimeout(ctx, e.DialTimeout)
@@ -225,6 +249,18 @@ func (e *Egress) Connect(ctx context.Context, sock *os.File, dest netip.AddrPort
 	if !ok {
 		return int(unix.ECONNREFUSED)
 	}
+	if !e.take() {
+		if e.OverMax != nil {
+			e.OverMax(dest, e.Max)
+		}
+		return int(unix.ECONNREFUSED)
+	}
+	counted := true
+	defer func() {
+		if counted {
+			e.done() // the flow never became a connection
+		}
+	}()
 	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
 	if err != nil {
 		return int(unix.EBADF)
@@ -267,7 +303,9 @@ func (e *Egress) Connect(ctx context.Context, sock *os.File, dest netip.AddrPort
 		if f.up != nil {
 			f.up.Close()
 		}
+		return errnoOf(err)
 	}
+	counted = false // carry counts it out, or gc when it never comes
 	return errnoOf(err)
 }
 
@@ -307,6 +345,7 @@ func (e *Egress) gc() {
 				f.up.Close()
 			}
 			delete(e.flows, k)
+			e.open--
 		}
 	}
 }

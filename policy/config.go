@@ -74,6 +74,15 @@ type NetworkConfig struct {
 	// AskSeconds is how long a refused request waits for a grant before
 	// it fails; default 0 (at once).
 	AskSeconds *int `json:"askSeconds,omitempty"`
+	// AllowCloudMetadata lets shells reach cloud metadata endpoints that
+	// they are allowed (--allow-host, network.allow); default false: never.
+	AllowCloudMetadata *bool `json:"allowCloudMetadata,omitempty"`
+}
+
+// CloudMetadata reports whether shells may reach cloud metadata endpoints
+// they are allowed.
+func (c *Config) CloudMetadata() bool {
+	return c.Network.AllowCloudMetadata != nil && *c.Network.AllowCloudMetadata
 }
 
 // MaxAskSeconds bounds network.askSeconds.
@@ -209,7 +218,7 @@ func Parse(name string, data []byte) (*Config, error) {
 // misspelt or wrongly cased key is an error rather than silently unused.
 var schema = map[string]map[string]bool{
 	"shells":     {"enabled": true, "maxConcurrent": true, "notify": true, "maxLogBytes": true, "maxConnections": true},
-	"network":    {"allow": true, "deny": true, "allowGrants": true, "askSeconds": true},
+	"network":    {"allow": true, "deny": true, "allowGrants": true, "askSeconds": true, "allowCloudMetadata": true},
 	"filesystem": {"allowWrite": true, "denyRead": true},
 	"env":        {"pass": true},
 	"limits":     {"memory": true, "pids": true, "cpus": true},

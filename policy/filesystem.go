@@ -20,6 +20,7 @@ var DefaultHidden = []string{
 	".ssh/", ".gnupg/", ".aws/", ".azure/", ".config/gcloud/", ".kube/", ".docker/",
 	".netrc", ".git-credentials", ".config/gh/hosts.yml", ".cargo/credentials.toml",
 	".vault-token", ".pgpass",
+	".1password/", // 1Password's SSH agent socket: a shell would sign with the user's keys
 }
 
 // SystemHidden are the host's own secrets, hidden in every shell whoever
@@ -35,7 +36,11 @@ var SystemHidden = []string{
 // cargo reads the old credentials file in preference to the new one, so
 // an empty one made here would hide the user's real credentials from cargo
 // itself.
-var hiddenIfPresent = []string{".cargo/credentials"}
+//
+// Bitwarden's SSH agent socket lies in the home itself: hidden when it is
+// there at the start (a socket made later is a new file the shell sees;
+// a stand-in made now would be taken for a stale socket and removed).
+var hiddenIfPresent = []string{".cargo/credentials", ".bitwarden-ssh-agent.sock"}
 
 // ErrPath marks a path given by the user that cannot be used (missing,
 // relative ~user form…); callers treat it as bad input.
@@ -64,6 +69,9 @@ type FilesystemRequest struct {
 	Protect []string
 	// System are the host's secrets to hide; nil: SystemHidden.
 	System []string
+	// Sockets are the caller's agent sockets (SSH_AUTH_SOCK): hidden when
+	// they exist where the shell would see them.
+	Sockets []string
 	// Show are files the shell is to read where it would not see them
 	// otherwise (its private /tmp and /run): the certificates its TLS
 	// clients are told to trust (TrustFiles). Missing ones are left out;
@@ -260,6 +268,11 @@ func NewFilesystem(r FilesystemRequest) (Filesystem, error) {
 		}
 		fsys.Read = slices.DeleteFunc(fsys.Read, func(r string) bool { return pathUnderAny(r, []string{rp}) })
 		fsys.Hide = appendNew(fsys.Hide, rp)
+	}
+	for _, p := range r.Sockets {
+		if rp, err := resolveMaybe(p, r.Home, r.Cwd, "agent socket"); err == nil && rp != "" && !pathUnderAny(rp, privateDirs) {
+			fsys.Hide = appendNew(fsys.Hide, rp)
+		}
 	}
 	for _, p := range r.Show {
 		err := checkLinks(p, p, "trusted certificates")

@@ -76,6 +76,13 @@ func Layer(global, project *Config, projectName string) (*Config, []string) {
 			out.Network.AllowGrants = g
 		}
 	}
+	if m := project.Network.AllowCloudMetadata; m != nil {
+		if *m && !global.CloudMetadata() {
+			ignore("network.allowCloudMetadata=true")
+		} else {
+			out.Network.AllowCloudMetadata = m
+		}
+	}
 	if n := project.Network.AskSeconds; n != nil {
 		if *n > global.AskSeconds() {
 			ignore("network.askSeconds=%d (global: %d)", *n, global.AskSeconds())

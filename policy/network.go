@@ -21,6 +21,17 @@ type Rules struct {
 	// refused, answering a prompt) while the shell runs.
 	grants func() []Grant
 	ask    time.Duration // how long a refused request waits for a grant
+	// metadata lets cloud metadata endpoints be decided as any host
+	// (network.allowCloudMetadata); otherwise they are refused.
+	metadata bool
+}
+
+// WithCloudMetadata returns a copy of r that decides cloud metadata
+// endpoints as any other host (network.allowCloudMetadata).
+func (r *Rules) WithCloudMetadata(allow bool) *Rules {
+	c := *r
+	c.metadata = allow
+	return &c
 }
 
 // Grant is a host a user allowed while shells run (`cshell allow`, or
@@ -68,7 +79,7 @@ const awaitEvery = 100 * time.Millisecond
 // asked, and nothing denies host:port.
 func (r *Rules) Waitable(host string, port int) bool {
 	h, err := NormalizeHost(host)
-	if err != nil || r.grants == nil {
+	if err != nil || r.grants == nil || !r.metadata && IsMetadata(h) {
 		return false
 	}
 	for _, p := range r.deny {
@@ -123,6 +134,9 @@ func (r *Rules) Decide(host string, port int) (bool, string) {
 	if err != nil {
 		return false, "not a valid host name"
 	}
+	if !r.metadata && IsMetadata(h) {
+		return false, MetadataRule
+	}
 	for _, p := range r.deny {
 		if p.Matches(h, port) {
 			return false, "denied by network.deny " + p.String()
@@ -154,6 +168,9 @@ func (r *Rules) AllowsName(host string) (bool, string) {
 	if err != nil {
 		return false, "not a valid host name"
 	}
+	if !r.metadata && IsMetadata(h) {
+		return false, MetadataRule
+	}
 	for _, p := range r.deny {
 		if p.Port == 0 && p.Matches(h, 0) {
 			return false, "denied by network.deny " + p.String()
@@ -181,6 +198,9 @@ func (r *Rules) CheckAddr(host string, a netip.Addr, port int) (bool, string) {
 	a = a.Unmap()
 	if denied, why := r.DeniesAddr(host, a, port); denied {
 		return false, why
+	}
+	if !r.metadata && IsMetadataAddr(a) {
+		return false, host + " resolves to " + a.String() + ", " + MetadataRule
 	}
 	if !ownAddr(a) {
 		return true, ""
@@ -279,6 +299,8 @@ func NewViolation(host string, port int, method, rule string) Violation {
 	h, err := NormalizeHost(host)
 	switch {
 	case err != nil:
+	case strings.Contains(rule, MetadataRule):
+		// Nothing to suggest: a plain --allow-host does not open it.
 	case strings.Contains(rule, "network.deny"):
 		v.Hint = "the configuration's network.deny refuses it, and --allow-host cannot lift a deny"
 	case strings.Contains(rule, " resolves to "):

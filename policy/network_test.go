@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRulesDecide(t *testing.T) {
@@ -62,9 +63,41 @@ func TestRulesCheckAddr(t *testing.T) {
 		if ok != tc.ok {
 			t.Errorf("CheckAddr(%q, %s, %d) = %v (%s), want %v", tc.host, tc.addr, tc.port, ok, rule, tc.ok)
 		}
-		if !ok && !strings.Contains(rule, "allow "+tc.addr+" itself") {
+		if !ok && tc.addr != "169.254.169.254" && !strings.Contains(rule, "allow "+tc.addr+" itself") {
 			t.Errorf("rule %q gives no hint", rule)
 		}
+	}
+}
+
+// A cloud metadata endpoint is refused whatever allows it, by name or by
+// address, unless network.allowCloudMetadata lets the allow list decide;
+// its refusal suggests nothing.
+func TestCloudMetadataRefused(t *testing.T) {
+	r, _ := NewRules([]string{"169.254.169.254", "metadata.google.internal", "100.100.100.200:80", "*.example.test"}, nil)
+	r = r.WithGrants(func() []Grant { return []Grant{{Pattern: HostPattern{Host: "fd00:ec2::254"}}} }, time.Minute)
+	for _, host := range []string{"169.254.169.254", "metadata.google.internal", "METADATA.GOOGLE.INTERNAL.", "100.100.100.200", "fd00:ec2::254"} {
+		if ok, rule := r.Decide(host, 80); ok || rule != MetadataRule {
+			t.Errorf("Decide(%s) = %v, %q", host, ok, rule)
+		}
+		if ok, _ := r.AllowsName(host); ok {
+			t.Errorf("AllowsName(%s)", host)
+		}
+		if r.Waitable(host, 80) {
+			t.Errorf("Waitable(%s): no grant may open it", host)
+		}
+		if v := NewViolation(host, 80, "CONNECT", MetadataRule); v.Hint != "" {
+			t.Errorf("a metadata refusal suggests %q", v.Hint)
+		}
+	}
+	if ok, _ := r.CheckAddr("x.example.test", netip.MustParseAddr("100.100.100.200"), 80); ok {
+		t.Error("a name resolving to a metadata address was let through")
+	}
+	m := r.WithCloudMetadata(true)
+	if ok, _ := m.Decide("169.254.169.254", 80); !ok {
+		t.Error("with network.allowCloudMetadata the allow list decides")
+	}
+	if ok, _ := m.Decide("metadata.goog", 80); ok {
+		t.Error("with network.allowCloudMetadata, an endpoint not allowed stays refused")
 	}
 }
 

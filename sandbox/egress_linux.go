@@ -152,7 +152,7 @@ func asDNSError(err error, target **net.DNSError) bool {
 
 // prepareEgress starts the shell's resolver and its egress, before the
 // command runs.
-func (s *Sandbox) prepareEgress(ctx context.Context, p *Proxy) (*netrelay.Egress, error) {
+func (s *Sandbox) prepareEgress(ctx context.Context, p *Proxy, maxConns int) (*netrelay.Egress, error) {
 	n := newNames()
 	record := func(v policy.Violation) {
 		if p.Record != nil {
@@ -186,6 +186,17 @@ func (s *Sandbox) prepareEgress(ctx context.Context, p *Proxy) (*netrelay.Egress
 			}
 			return c, err
 		},
+		Max: maxConns,
+		OverMax: func(dest netip.AddrPort, open int) {
+			host := dest.Addr().Unmap().String()
+			if name, fake := n.name(dest.Addr().Unmap()); fake && name != "" {
+				host = name
+			}
+			if n.tell(fmt.Sprintf("max %s:%d", host, dest.Port())) {
+				record(policy.NewViolation(host, int(dest.Port()), "connect",
+					fmt.Sprintf("the shell has %d connections open, as many as shells.maxConnections allows", open)))
+			}
+		},
 		UDPRefused: func(dest netip.AddrPort) {
 			a := dest.Addr().Unmap()
 			host := a.String()
@@ -207,15 +218,17 @@ func (s *Sandbox) prepareEgress(ctx context.Context, p *Proxy) (*netrelay.Egress
 		}
 		if ok, rule := p.Rules.AllowsName(h); !ok {
 			// With grants awaited, a name resolves so that its connect
-			// can wait for one; else it does not exist for the shell.
+			// can wait for one: to an address of the resolver's own, with
+			// no lookup on this machine (a name that is not allowed never
+			// leaves the shell: DNS is a way out, and an oracle of the
+			// host's names). Else it does not exist for the shell.
 			if p.Rules.Asks() <= 0 || !p.Rules.Waitable(h, 0) {
 				if n.tell(h) {
 					record(policy.NewViolation(h, 0, "DNS", rule))
 				}
 				return nil, false
 			}
-		}
-		if !n.exists(ctx, h, p.Hosts) {
+		} else if !n.exists(ctx, h, p.Hosts) {
 			return nil, false
 		}
 		a4, a6 := n.addrs(h)

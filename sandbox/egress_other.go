@@ -15,7 +15,7 @@ import (
 
 type egressState struct{}
 
-func (s *Sandbox) prepareEgress(context.Context, *Proxy) (*egressState, error) {
+func (s *Sandbox) prepareEgress(context.Context, *Proxy, int) (*egressState, error) {
 	return nil, netrelay.ErrNoFactory
 }
 

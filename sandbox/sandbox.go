@@ -218,7 +218,7 @@ func Start(o Options) (*Sandbox, error) {
 	if err := s.serveProxy(ctx, o.Proxy); err != nil {
 		return fail(err)
 	}
-	eg, err := s.prepareEgress(ctx, o.Proxy)
+	eg, err := s.prepareEgress(ctx, o.Proxy, o.MaxConnections)
 	if err != nil {
 		return fail(err)
 	}

@@ -89,13 +89,87 @@ func (w *watchdog) Stop() {
 	<-w.done
 }
 
-var pageSize = int64(os.Getpagesize())
 
 // sampler reads /proc with one buffer, so that a sample allocates little.
 type sampler struct {
-	buf   [4096]byte
-	queue []int
-	seen  map[int]bool
+	buf    [4096]byte
+	queue  []int
+	seen   map[int]bool
+	pids   []int // the processes of the last sample, root first
+	n      int   // samples taken
+	memfds int64 // what the memfds held at the last look
+	inodes map[[2]uint64]bool
+	link   [256]byte
+}
+
+// statusKiB reads a "Name:  N kB" line of /proc/PID/status.
+func statusKiB(status []byte, name string) int64 {
+	i := bytes.Index(status, []byte(name))
+	if i < 0 {
+		return 0
+	}
+	f := bytes.Fields(status[i+len(name):])
+	if len(f) == 0 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(string(f[0]), 10, 64)
+	return n
+}
+
+// memfdBytes adds up what the memfds open in the shell's processes take
+// (st_blocks), each once.
+func (s *sampler) memfdBytes() int64 {
+	if s.inodes == nil {
+		s.inodes = map[[2]uint64]bool{}
+	}
+	clear(s.inodes)
+	var total int64
+	for _, pid := range s.pids {
+		dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
+		fds, err := os.ReadDir(dir)
+		if err != nil {
+			continue // PID 1 and other non-dumpable processes keep theirs to themselves
+		}
+		for _, fd := range fds {
+			n, err := unix.Readlink(dir+fd.Name(), s.link[:])
+			if err != nil || !bytes.HasPrefix(s.link[:n], []byte("/memfd:")) {
+				continue
+			}
+			var st unix.Stat_t
+			if unix.Stat(dir+fd.Name(), &st) != nil {
+				continue
+			}
+			key := [2]uint64{uint64(st.Dev), st.Ino}
+			if !s.inodes[key] {
+				s.inodes[key] = true
+				total += st.Blocks * 512
+			}
+		}
+	}
+	return total
+}
+
+// tmpfsBytes is what the shell's own /tmp, /run and /dev/shm hold, seen
+// through the root of one of its processes (PID 1 is not dumpable: its
+// root is closed to this side).
+func (s *sampler) tmpfsBytes() int64 {
+	for _, pid := range s.pids {
+		root := "/proc/" + strconv.Itoa(pid) + "/root"
+		var total int64
+		ok := false
+		for _, m := range []string{"/tmp", "/run", "/dev/shm"} {
+			var st unix.Statfs_t
+			if unix.Statfs(root+m, &st) != nil || st.Type != unix.TMPFS_MAGIC {
+				continue
+			}
+			ok = true
+			total += int64(st.Blocks-st.Bfree) * int64(st.Bsize)
+		}
+		if ok {
+			return total
+		}
+	}
+	return 0
 }
 
 // read reads a small /proc file into the buffer.
@@ -112,11 +186,35 @@ func (s *sampler) read(path string) ([]byte, bool) {
 	return s.buf[:n], true
 }
 
-// sample adds up the anonymous resident memory (statm: resident less
-// shared) and the tasks (threads) of root and every process below it,
-// following each task's children; false once root is gone.
+// memfdEvery is how many samples pass between two looks at the memfds the
+// shell's processes hold (each look reads every descriptor's link).
+const memfdEvery = 10
+
+// sample adds up the memory the shell holds, as a memory cgroup would
+// count it: the resident anonymous and shared memory (status: RssAnon,
+// RssShmem) of root and every process below it, the memfds they hold
+// open (written, never mapped, they show nowhere else; counted once by
+// their inode, every memfdEvery samples), and what the shell's own tmpfs
+// hold (/tmp, /run, /dev/shm, seen through a process's root); and the
+// tasks (threads), following each task's children; false once root is
+// gone. Shared memory mapped by several processes is counted for each.
 func (s *sampler) sample(root int) (mem int64, tasks int, ok bool) {
+	mem, tasks, ok = s.processes(root)
+	if !ok {
+		return 0, 0, false
+	}
+	if s.n%memfdEvery == 0 {
+		s.memfds = s.memfdBytes()
+	}
+	s.n++
+	return mem + s.memfds + s.tmpfsBytes(), tasks, true
+}
+
+// processes adds up the resident memory and the tasks of the tree under
+// root, and keeps its pids (s.pids).
+func (s *sampler) processes(root int) (mem int64, tasks int, ok bool) {
 	s.queue = append(s.queue[:0], root)
+	s.pids = s.pids[:0]
 	if s.seen == nil {
 		s.seen = map[int]bool{}
 	}
@@ -129,18 +227,16 @@ func (s *sampler) sample(root int) (mem int64, tasks int, ok bool) {
 		}
 		s.seen[pid] = true
 		dir := "/proc/" + strconv.Itoa(pid)
-		statm, ok := s.read(dir + "/statm")
+		status, ok := s.read(dir + "/status")
 		if !ok {
 			if pid == root {
 				return 0, 0, false
 			}
 			continue // ended meanwhile
 		}
-		if f := bytes.Fields(statm); len(f) >= 3 {
-			res, _ := strconv.ParseInt(string(f[1]), 10, 64)
-			shared, _ := strconv.ParseInt(string(f[2]), 10, 64)
-			mem += (res - shared) * pageSize
-		}
+		s.pids = append(s.pids, pid)
+		mem += statusKiB(status, "RssAnon:") << 10
+		mem += statusKiB(status, "RssShmem:") << 10
 		ts, _ := os.ReadDir(dir + "/task")
 		tasks += len(ts)
 		for _, t := range ts {

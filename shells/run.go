@@ -366,6 +366,11 @@ func prepare(o RunOptions, usage string, taken []int) (*prepared, error) {
 	}
 	o.FS.Config = p.cfg
 	o.FS.Show = policy.TrustFiles(p.env)
+	if sock := os.Getenv("SSH_AUTH_SOCK"); sock != "" && envValue(p.env, "SSH_AUTH_SOCK") == "" {
+		// The caller's agent would sign with the user's keys for a shell
+		// that can reach its socket; -e SSH_AUTH_SOCK gives it on purpose.
+		o.FS.Sockets = append(o.FS.Sockets, sock)
+	}
 	if relayed(o.Isolation) {
 		// cshell's own: the state dir in use and the default one hidden
 		// (made and recorded now if missing, so that no shell can make one

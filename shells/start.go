@@ -135,7 +135,7 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 	spec := supervisorSpec{
 		Command: command, Argv: p.argv, Env: env, FS: fsys, Isolation: o.Isolation, Timeout: o.Timeout,
 		Grace: grace, OwnerPid: o.OwnerPid, MaxLogBytes: cfg.MaxLogBytes(), MaxConnections: cfg.MaxConnections(), Notify: cfg.Notify(),
-		Session: o.Session, Exposes: exposes, Allow: allow, Deny: cfg.Network.Deny, ProxyPort: p.proxyPort,
+		Session: o.Session, Exposes: exposes, Allow: allow, Deny: cfg.Network.Deny, CloudMetadata: cfg.CloudMetadata(), ProxyPort: p.proxyPort,
 		Grants: p.grants, AskSeconds: int(p.ask / time.Second), Hosts: p.hosts,
 		Limits: p.limits, AllowUserns: p.userns, CacheMaxBytes: cfg.CacheMaxBytes(),
 	}

@@ -71,6 +71,7 @@ type supervisorSpec struct {
 	Exposes        []exposeSpec          `json:"exposes"`
 	Allow          []string              `json:"allow"` // hosts for the proxy; none (and no grants): no proxy
 	Deny           []string              `json:"deny"`
+	CloudMetadata  bool                  `json:"cloud_metadata,omitempty"` // network.allowCloudMetadata
 	ProxyPort      int                   `json:"proxy_port"`
 	Grants         bool                  `json:"grants"`          // the session's grants reach the shell
 	AskSeconds     int                   `json:"ask_seconds"`     // how long a refused request waits for a grant
@@ -295,6 +296,7 @@ func (s *supervisor) run() error {
 		if err != nil {
 			return err
 		}
+		rules = rules.WithCloudMetadata(s.spec.CloudMetadata)
 		so.Proxy = &sandbox.Proxy{Port: s.spec.ProxyPort, Rules: rules, Record: violationLog(s.dir), Hosts: s.spec.Hosts}
 		if s.spec.Grants {
 			tell := s.m.refusals(s.id, s.spec.Session, s.spec.Command)

@@ -25,7 +25,7 @@ func networkRules(allowHosts []string, cfg *policy.Config) (*policy.Rules, []str
 	if err != nil {
 		return nil, nil, usageErr("%w", err)
 	}
-	return rules, allow, nil
+	return rules.WithCloudMetadata(cfg.CloudMetadata()), allow, nil
 }
 
 // ParseAddHosts reads --add-host entries: NAME:ADDRESS, the address an

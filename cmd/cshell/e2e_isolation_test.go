@@ -10,10 +10,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -179,3 +181,227 @@ for name, value in (("security.capability", data), ("user.note", b"x")):
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 var _ = fmt.Sprint
+
+// Agent sockets stay out: the socket SSH_AUTH_SOCK names (where the shell
+// would see it) and 1Password's and Bitwarden's in the home are hidden;
+// -e SSH_AUTH_SOCK gives the agent on purpose.
+func TestAgentSocketsHidden(t *testing.T) {
+	requireLinux(t)
+	home := varTmpDir(t)
+	agents := varTmpDir(t)
+	socks := []string{filepath.Join(agents, "agent.sock"), filepath.Join(home, ".1password", "agent.sock"), filepath.Join(home, ".bitwarden-ssh-agent.sock")}
+	if err := os.MkdirAll(filepath.Join(home, ".1password"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range socks {
+		l, err := net.Listen("unix", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Write([]byte("signed\n"))
+				c.Close()
+			}
+		}()
+	}
+	connect := `python3 -c '
+import socket, sys
+for p in sys.argv[1:]:
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(p); print(p, s.recv(16).decode().strip())
+    except OSError as e:
+        print(p, type(e).__name__)
+' ` + strings.Join(socks, " ")
+	r := run(t, call{args: []string{"run", "--", connect}, dir: t.TempDir(), env: []string{"HOME=" + home, "SSH_AUTH_SOCK=" + socks[0]}})
+	for _, p := range socks {
+		if !strings.Contains(r.stdout, p+" ") || strings.Contains(r.stdout, p+" signed") {
+			t.Errorf("%s reached from a shell: %q %q", p, r.stdout, r.stderr)
+		}
+	}
+	r = run(t, call{args: []string{"run", "-e", "SSH_AUTH_SOCK", "--", connect}, dir: t.TempDir(), env: []string{"HOME=" + home, "SSH_AUTH_SOCK=" + socks[0]}})
+	if !strings.Contains(r.stdout, socks[0]+" signed") {
+		t.Errorf("-e SSH_AUTH_SOCK: the agent given on purpose is not reached: %q %q", r.stdout, r.stderr)
+	}
+}
+
+// A cloud metadata endpoint stays closed, even allowed with --allow-host,
+// by address or by name, through the proxy and without it; its refusal
+// says what it is and suggests nothing. network.allowCloudMetadata opens
+// it where it is allowed.
+func TestCloudMetadataClosed(t *testing.T) {
+	requireLinux(t)
+	port := greeter(t, "127.0.0.1:0", "HTTP/1.0 200 OK\r\nContent-Length: 21\r\n\r\ninstance credentials\n")
+	hp := fmt.Sprintf("169.254.169.254:%d", port)
+	probe := fmt.Sprintf(`curl -sS --max-time 5 --noproxy '*' http://metadata.google.internal:%d/ ; curl -sS --max-time 5 -x "$HTTP_PROXY" http://metadata.google.internal:%d/; getent hosts metadata.google.internal || echo unresolved`, port, port)
+	args := []string{"run", "--allow-host", hp, "--allow-host", fmt.Sprintf("metadata.google.internal:%d", port), "--add-host", "metadata.google.internal:127.0.0.1", "--", probe}
+	r := run(t, call{args: args, dir: t.TempDir()})
+	if strings.Contains(r.stdout, "instance credentials") || !strings.Contains(r.stdout, "unresolved") {
+		t.Errorf("the metadata endpoint was reached: %q %q", r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "a cloud metadata endpoint") || strings.Contains(r.stderr, "--allow-host") {
+		t.Errorf("the refusal does not say what it is, or suggests a flag: %q", r.stderr)
+	}
+	cfg := filepath.Join(t.TempDir(), "config.json")
+	writeFile(t, cfg, `{"network": {"allowCloudMetadata": true}}`)
+	r = run(t, call{args: append([]string{"--config", cfg}, args...), dir: t.TempDir()})
+	if strings.Count(r.stdout, "instance credentials") != 2 {
+		t.Errorf("with network.allowCloudMetadata the allowed endpoint is not reached: %q %q", r.stdout, r.stderr)
+	}
+}
+
+// With requests held for grants (network.askSeconds, as serve sets), a
+// name that is not allowed gets an address of the resolver's own, never a
+// lookup on this machine: a name that does not exist anywhere resolves
+// inside too (before, the host was asked, and the name leaked out).
+func TestResolverAsksNothingOfNamesNotAllowed(t *testing.T) {
+	requireLinux(t)
+	cfg := filepath.Join(t.TempDir(), "config.json")
+	writeFile(t, cfg, `{"network": {"askSeconds": 1}}`)
+	name := fmt.Sprintf("cshell-e2e-%d.secret-data.invalid", os.Getpid())
+	lookup := `python3 -c 'import socket, sys; print(socket.getaddrinfo(sys.argv[1], 80, socket.AF_INET)[0][4][0])' ` + name
+	r := run(t, call{args: []string{"--config", cfg, "run", "--allow-host", "example.invalid", "--", lookup}, dir: t.TempDir()})
+	if !strings.HasPrefix(r.stdout, "198.19.") {
+		t.Errorf("a name that is not allowed was looked up on this machine (it does not exist there): %q %q", r.stdout, r.stderr)
+	}
+}
+
+// The resolver's work is bounded: a shell that floods it with unique
+// names of an allowed wildcard leaves its supervisor with few descriptors
+// and little memory; the egress obeys shells.maxConnections.
+func TestResolverAndEgressBounded(t *testing.T) {
+	requireLinux(t)
+	e := newBG(t)
+	flood := `python3 -c '
+import socket, os, time, struct
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setblocking(False)
+end = time.time() + 3
+i = 0
+while time.time() < end:
+    name = b"n%d-%d" % (os.getpid(), i)
+    q = struct.pack(">HHHHHH", i & 0xffff, 0x100, 1, 0, 0, 0) + bytes([len(name)]) + name + b"\x05flood\x04test\x00" + struct.pack(">HH", 1, 1)
+    try:
+        s.sendto(q, ("127.0.0.53", 53))
+    except BlockingIOError:
+        pass
+    i += 1
+print("sent", i, flush=True)
+time.sleep(60)
+'`
+	id := e.start(flood, "--allow-host", "*.flood.test")
+	sup := int(e.meta(id)["supervisor_pid"].(float64))
+	deadline := time.Now().Add(15 * time.Second)
+	maxFDs, maxRSS := 0, 0
+	for time.Now().Before(deadline) {
+		maxFDs = max(maxFDs, openFDs(sup))
+		maxRSS = max(maxRSS, rssKiB(sup))
+		if strings.Contains(e.cs("logs", id).stdout, "sent") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if maxFDs > 200 || maxRSS > 100<<10 {
+		t.Errorf("a DNS flood took the supervisor to %d descriptors and %d KiB", maxFDs, maxRSS)
+	}
+
+	// Connections: at most shells.maxConnections at once through the
+	// egress; past it ECONNREFUSED and a violation.
+	port := holdingServer(t)
+	cfg := filepath.Join(t.TempDir(), "config.json")
+	writeFile(t, cfg, `{"shells": {"maxConnections": 20}}`)
+	hold := fmt.Sprintf(`env -u HTTP_PROXY -u http_proxy python3 -c '
+import socket, errno
+held, refused = [], 0
+for i in range(100):
+    s = socket.socket()
+    try:
+        s.connect(("held.test", %d)); held.append(s)
+    except OSError as e:
+        refused += 1
+print("held", len(held), "refused", refused)
+'`, port)
+	r := run(t, call{args: []string{"--config", cfg, "run", "--allow-host", fmt.Sprintf("held.test:%d", port), "--add-host", "held.test:127.0.0.1", "--", hold}, dir: t.TempDir()})
+	if r.stdout != "held 20 refused 80\n" || !strings.Contains(r.stderr, "as many as shells.maxConnections allows") {
+		t.Errorf("100 connects with shells.maxConnections 20: %q %q", r.stdout, r.stderr)
+	}
+}
+
+// holdingServer accepts connections on this machine's loopback and holds
+// them open until the test ends.
+func holdingServer(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	t.Cleanup(func() {
+		l.Close()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Rootless, cshell's watchdog counts what a memory cgroup would: a memfd
+// written and never mapped, and the shell's own tmpfs, whose sizes
+// together stay within the limit. As root the cgroup counts them.
+func TestMemoryCountsSharedMemory(t *testing.T) {
+	requireLinux(t)
+	memfd := `python3 -c '
+import os, time
+fd = os.memfd_create("hoard")
+for i in range(300):
+    os.write(fd, b"x" * (1 << 20))
+print("wrote 300 MiB", flush=True)
+time.sleep(1)
+print("still here")
+'`
+	r := sh(t, "container", t.TempDir(), memfd, "--memory", "64m")
+	if strings.Contains(r.stdout, "still here") || r.code == 0 {
+		t.Errorf("300 MiB in a memfd under --memory 64m: code %d, out %q, err %q", r.code, r.stdout, r.stderr)
+	}
+	r = sh(t, "container", t.TempDir(), "df -k --output=size /tmp /run /dev/shm | tail -3", "--memory", "64m")
+	total := 0
+	for _, f := range strings.Fields(r.stdout) {
+		var n int
+		fmt.Sscan(f, &n)
+		total += n
+	}
+	if total == 0 || total > 64<<10 {
+		t.Errorf("/tmp, /run and /dev/shm take %d KiB together under --memory 64m: %q", total, r.stdout)
+	}
+}
+
+// rssKiB is a process's resident memory, in KiB (0 when it is gone).
+func rssKiB(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			var n int
+			fmt.Sscan(v, &n)
+			return n
+		}
+	}
+	return 0
+}
