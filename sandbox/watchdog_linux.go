@@ -89,7 +89,6 @@ func (w *watchdog) Stop() {
 	<-w.done
 }
 
-
 // sampler reads /proc with one buffer, so that a sample allocates little.
 type sampler struct {
 	buf    [4096]byte
