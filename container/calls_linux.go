@@ -27,6 +27,24 @@ type Calls struct {
 	// Connect answers a connect to an address outside the shell's
 	// loopback: 0, an errno for the call to fail with, or Continue.
 	Connect func(c *ConnectCall) int
+	// Open hears of an open with write intent; the call has gone on by
+	// then (the kernel decides it), so this is for telling only. It is
+	// called from one goroutine, in order; opens that come while it is
+	// busy past a queue are not told.
+	Open func(o OpenCall)
+}
+
+// OpenCall is an open with write intent (O_WRONLY, O_RDWR, O_CREAT,
+// O_TRUNC, O_TMPFILE), as the caller asked it: its path copied from its
+// memory when the call was handed over, relative to Dir (a path on this
+// machine that leads to the caller's directory: its working directory
+// or the directory descriptor it gave, through /proc) unless absolute,
+// where Root leads to the caller's root.
+type OpenCall struct {
+	Pid       int
+	Path      string
+	Dir, Root string
+	Flags     int
 }
 
 // Continue lets the kernel go on with the call as the caller made it.
@@ -92,6 +110,17 @@ func ServeCalls(listener *os.File, c Calls, stop <-chan struct{}) {
 	var told sync.Once
 	var inflight sync.WaitGroup
 	defer inflight.Wait()
+	opens := make(chan OpenCall, openQueue)
+	defer close(opens)
+	if c.Open != nil {
+		inflight.Add(1)
+		go func() {
+			defer inflight.Done()
+			for o := range opens {
+				c.Open(o)
+			}
+		}()
+	}
 	for {
 		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(wake), Events: unix.POLLIN}}
 		if _, err := unix.Poll(pfd, -1); err != nil {
@@ -112,6 +141,18 @@ func ServeCalls(listener *os.File, c Calls, stop <-chan struct{}) {
 				continue // taken back: the caller was killed meanwhile
 			}
 			return
+		}
+		// An open goes on at once, as asked; it is told afterwards.
+		if pathArg, flagsArg, ok := openArgs(int(n.nr)); ok {
+			o, read := readOpen(n, pathArg, flagsArg)
+			send(fd, notifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE})
+			if read && c.Open != nil {
+				select {
+				case opens <- o:
+				default: // told enough for now
+				}
+			}
+			continue
 		}
 		// A connect that stays inside is answered here; everything else
 		// (a dial, a wait for a grant) in a goroutine of its own.
@@ -270,4 +311,57 @@ func threadGroup(tid int) (int, error) {
 		}
 	}
 	return 0, errors.New("no Tgid")
+}
+
+// openQueue bounds the opens waiting to be told.
+const openQueue = 256
+
+// readOpen reads an open's path from the caller's memory (at most
+// PATH_MAX bytes, up to its NUL); the path is data the caller chose.
+func readOpen(n notif, pathArg, flagsArg int) (OpenCall, bool) {
+	pid := int(n.pid)
+	o := OpenCall{Pid: pid, Flags: unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC, Root: "/proc/" + strconv.Itoa(pid) + "/root"}
+	if flagsArg >= 0 {
+		o.Flags = int(n.args[flagsArg])
+	}
+	ptr := uintptr(n.args[pathArg])
+	if ptr == 0 {
+		return o, false
+	}
+	var buf [unix.PathMax]byte
+	got := 0
+	for got < len(buf) {
+		// Read up to the end of the page the path starts in, then on: a
+		// read across an unmapped page fails whole.
+		chunk := min(len(buf)-got, 4096-int((ptr+uintptr(got))%4096))
+		k, err := unix.ProcessVMReadv(pid, []unix.Iovec{{Base: &buf[got], Len: uint64(chunk)}},
+			[]unix.RemoteIovec{{Base: ptr + uintptr(got), Len: chunk}}, 0)
+		if err != nil || k <= 0 {
+			return o, false
+		}
+		if i := indexZero(buf[got : got+k]); i >= 0 {
+			o.Path = string(buf[:got+i])
+			break
+		}
+		got += k
+	}
+	if o.Path == "" {
+		return o, false
+	}
+	o.Dir = "/proc/" + strconv.Itoa(pid) + "/cwd"
+	if pathArg == 1 { // openat: relative to its directory descriptor
+		if dirfd := int32(n.args[0]); dirfd != unix.AT_FDCWD {
+			o.Dir = "/proc/" + strconv.Itoa(pid) + "/fd/" + strconv.Itoa(int(dirfd))
+		}
+	}
+	return o, true
+}
+
+func indexZero(b []byte) int {
+	for i, c := range b {
+		if c == 0 {
+			return i
+		}
+	}
+	return -1
 }

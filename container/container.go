@@ -82,6 +82,10 @@ type Spec struct {
 	// its own (the syscall filter without that rule), for programs that
 	// sandbox themselves. The process runner has no filter at all.
 	AllowUserNamespaces bool
+	// QuietWrites keeps the filter from handing the shell's opens with
+	// write intent over (config sandbox.tellRefusedWrites false): refused
+	// writes are then not told, and writes cost nothing more.
+	QuietWrites bool
 
 	// MemoryKills, when set, hears of each process the kernel's OOM
 	// killer ends in the shell's cgroup, where the cgroup holds

@@ -110,7 +110,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	}
 	nnp := true
 	p := &libcontainer.Process{
-		Args:            pid1Args(checks, s.AllowUserNamespaces, s.args(hostLookPath)),
+		Args:            pid1Args(checks, s.AllowUserNamespaces, s.QuietWrites, s.args(hostLookPath)),
 		Env:             s.Env,
 		Cwd:             s.FS.Start,
 		NoNewPrivileges: &nnp,
@@ -572,7 +572,7 @@ func identify(path string) (string, error) {
 
 // pid1Args is PID 1's command line: the mount checks, whether the shell
 // may make user namespaces (the other syscall filter), then the command.
-func pid1Args(checks []mountCheck, allowUserns bool, command []string) []string {
+func pid1Args(checks []mountCheck, allowUserns, quietWrites bool, command []string) []string {
 	args := append([]string{initPath, pid1Arg}, checkArgs(checks)...)
 	if allowUserns {
 		args = append(args, "--allow-userns")
@@ -581,6 +581,9 @@ func pid1Args(checks []mountCheck, allowUserns bool, command []string) []string 
 		// The host's root (or an engine's): the filter keeps a user
 		// namespace of the shell's own from setting file capabilities.
 		args = append(args, "--root")
+	}
+	if quietWrites {
+		args = append(args, "--quiet-writes")
 	}
 	return append(append(args, "--"), command...)
 }

@@ -47,6 +47,7 @@ static int status_code(int ws)
 
 static int allow_userns;
 static int host_root; // started by the host's root (--root)
+static int tell_writes = 1; // hand opens with write intent over (not --quiet-writes)
 static int handed_over; // the filter is on, its listener cshell's
 
 static int is_factory(void)
@@ -82,7 +83,7 @@ static int serve_factory(void)
 	if (got == 2 && req[0] == 'g') {
 		n = 0; // go: answered below; the caller starts the command
 	} else if (got == 2 && req[0] == 'G') {
-		int listener = cshell_seccomp(allow_userns, 1, host_root);
+		int listener = cshell_seccomp(allow_userns, 1, host_root, tell_writes);
 		if (listener == -1)
 			status = errno ? errno : EINVAL;
 		else if (listener >= 0)
@@ -273,6 +274,11 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 		argv++;
 		argc--;
 	}
+	if (argc >= 3 && strcmp(argv[2], "--quiet-writes") == 0) {
+		tell_writes = 0;
+		argv++;
+		argc--;
+	}
 	if (argc >= 3 && strcmp(argv[2], "--") == 0) { // the command follows, whatever its words
 		argv++;
 		argc--;
@@ -324,7 +330,7 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 	// The syscall filter, on us and so on the command and all it starts
 	// (already on when cshell took its listener at "G").
 	if (!handed_over) {
-		listener = cshell_seccomp(allow_userns, 0, host_root);
+		listener = cshell_seccomp(allow_userns, 0, host_root, 0);
 		if (listener == -1) {
 			perror("cshell init: syscall filter");
 			_exit(125);

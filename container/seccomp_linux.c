@@ -82,9 +82,9 @@
 #ifndef MSG_FASTOPEN
 #define MSG_FASTOPEN 0x20000000
 #endif
-#ifndef __O_TMPFILE
-#define __O_TMPFILE 020000000
-#endif
+// O_TMPFILE's own bit: glibc's __O_TMPFILE and O_TMPFILE carry
+// O_DIRECTORY with it, which every directory listing sets.
+#define TMPFILE_BIT 020000000
 
 #define LOAD(field) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, field))
 // ARG loads the low 32 bits of argument i (little-endian).
@@ -129,7 +129,7 @@ static const struct sock_filter head[] = {
 #define SETID (S_ISUID | S_ISGID)
 // CREATES(nr, f, m): call nr creating (flags in argument f) with mode m.
 #define CREATES(nr, f, m) \
-	IS(nr, 6), ARG(f), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_CREAT | __O_TMPFILE, 0, 3), \
+	IS(nr, 6), ARG(f), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_CREAT | TMPFILE_BIT, 0, 3), \
 	ARG(m), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, SETID, 0, 1), FAIL(EPERM), ALLOW
 // MODE(nr, m): call nr setting the mode in argument m.
 #define MODE(nr, m) \
@@ -151,6 +151,28 @@ static const struct sock_filter modes[] = {
 #endif
 	MODE(__NR_mknodat, 2),
 	NOSYS(__NR_openat2),
+};
+
+// Refused writes are told (a write to a read-only or hidden path shows in
+// the shell's output with the flag that would allow it): where cshell
+// holds the filter's listener (the egress's "G"), the opens with write
+// intent are handed over too. cshell lets each go on at once and judges
+// afterwards; the kernel alone decides the call.
+#define WRITES (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | TMPFILE_BIT)
+#define CREATES_TOLD(nr, f, m) \
+	IS(nr, 9), ARG(f), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_CREAT | TMPFILE_BIT, 0, 3), \
+	ARG(m), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, SETID, 0, 1), FAIL(EPERM), \
+	ARG(f), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, WRITES, 0, 1), RET(ASK), ALLOW
+#define MODE_TOLD(nr, m) \
+	IS(nr, 4), ARG(m), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, SETID, 0, 1), FAIL(EPERM), RET(ASK)
+static const struct sock_filter opens_told[] = {
+	CREATES_TOLD(__NR_openat, 2, 3),
+#ifdef __NR_open
+	CREATES_TOLD(__NR_open, 1, 2),
+#endif
+#ifdef __NR_creat
+	MODE_TOLD(__NR_creat, 1),
+#endif
 };
 
 // socket: the families Docker's default profile allows (AF_UNIX, AF_INET,
@@ -324,10 +346,12 @@ static void put(const struct sock_filter *p, size_t n)
 #define PUT(p) put((p), sizeof(p) / sizeof((p)[0]))
 
 // build puts the program of a shell together.
-static void build(int allow_userns, int egress_on, int quiet, int root)
+static void build(int allow_userns, int egress_on, int quiet, int root, int tell_writes)
 {
 	prog_len = 0;
 	PUT(head);
+	if (egress_on && tell_writes)
+		PUT(opens_told); // before modes: the first rule for a call decides
 	PUT(modes);
 	if (egress_on)
 		PUT(egress);
@@ -351,19 +375,19 @@ static void build(int allow_userns, int egress_on, int quiet, int root)
 	PUT(allowed);
 }
 
-_Static_assert(sizeof(head) + sizeof(modes) + sizeof(egress) + sizeof(direct) + sizeof(sockets) + sizeof(personas) +
+_Static_assert(sizeof(head) + sizeof(opens_told) + sizeof(modes) + sizeof(egress) + sizeof(direct) + sizeof(sockets) + sizeof(personas) +
 		       sizeof(ns_nested) + sizeof(ns_ask) + sizeof(no_xattr) + sizeof(xattr) + sizeof(denied) + sizeof(mounts) +
 		       sizeof(allowed) <= MAX_PROG * sizeof(struct sock_filter),
 	       "the filter fits its buffer");
 
-int cshell_seccomp(int allow_userns, int egress_on, int root)
+int cshell_seccomp(int allow_userns, int egress_on, int root, int tell_writes)
 {
 	struct sock_fprog p = { .filter = prog };
 	int fd;
 
 	// runc set no_new_privs; without it the kernel refuses a filter from a
 	// process without CAP_SYS_ADMIN, which is what a shell is.
-	build(allow_userns, egress_on, 0, root);
+	build(allow_userns, egress_on, 0, root, tell_writes);
 	p.len = prog_len;
 	if (allow_userns && !egress_on)
 		return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &p) < 0 ? -1 : -2;
@@ -372,7 +396,7 @@ int cshell_seccomp(int allow_userns, int egress_on, int root)
 		return fd;
 	// A kernel without user notification (before 5.0): refuse quietly,
 	// and make no connection for the shell.
-	build(allow_userns, 0, 1, root);
+	build(allow_userns, 0, 1, root, 0);
 	p.len = prog_len;
 	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &p) < 0 ? -1 : -2;
 }

@@ -3,8 +3,9 @@
 // was started by the host's root (its user namespace of its own may not
 // set extended attributes). It returns the listener of the calls it hands
 // over (user namespaces; with egress, the connects cshell makes for the
-// shell too), -2 when there is none, -1 on an error.
-int cshell_seccomp(int allow_userns, int egress, int root);
+// shell too; with tell_writes, its opens with write intent), -2 when
+// there is none, -1 on an error.
+int cshell_seccomp(int allow_userns, int egress, int root, int tell_writes);
 
 // cshell_answer answers one call handed over on listener with EPERM and
 // returns its number, or -1.

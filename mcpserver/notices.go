@@ -58,8 +58,9 @@ func (s *server) watchNotices(ctx context.Context) {
 			}
 			return
 		}
-		if n.LimitHit() {
-			// A limit acted while one of this server's shells runs on:
+		if n.Told() {
+			// A limit acted, or a write was refused, while one of this
+			// server's shells runs on:
 			// told with the next result, whatever tells its end.
 			s.mu.Lock()
 			if _, ok := s.mine[n.ID]; ok && n.ID != "" && n.Time.After(start) {
@@ -169,7 +170,7 @@ func (s *server) describeShell(meta *shells.Meta) string {
 // it ended, its log and its last lines.
 func (s *server) noticeText(n shells.Notice) string {
 	var sb strings.Builder
-	if n.LimitHit() {
+	if n.Told() {
 		fmt.Fprintf(&sb, "shell %s (%s): %s", n.ID, shells.Sanitize(n.Command), shells.Sanitize(n.Detail))
 		return sb.String()
 	}

@@ -141,6 +141,15 @@ type SandboxConfig struct {
 	// AllowUserNamespaces lets shells make user namespaces of their own
 	// (--allow-userns); default false.
 	AllowUserNamespaces *bool `json:"allowUserNamespaces,omitempty"`
+	// TellRefusedWrites tells writes the shell's view of the files
+	// refuses (each open with write intent is handed to cshell, which
+	// costs some microseconds); default true.
+	TellRefusedWrites *bool `json:"tellRefusedWrites,omitempty"`
+}
+
+// TellRefusedWrites reports whether refused writes are told (default true).
+func (c *Config) TellRefusedWrites() bool {
+	return c.Sandbox.TellRefusedWrites == nil || *c.Sandbox.TellRefusedWrites
 }
 
 // AllowUserNamespaces reports whether the configuration lets shells make
@@ -222,7 +231,7 @@ var schema = map[string]map[string]bool{
 	"filesystem": {"allowWrite": true, "denyRead": true},
 	"env":        {"pass": true},
 	"limits":     {"memory": true, "pids": true, "cpus": true},
-	"sandbox":    {"allowUserNamespaces": true},
+	"sandbox":    {"allowUserNamespaces": true, "tellRefusedWrites": true},
 	"caches":     {"enabled": true, "maxBytes": true},
 }
 

@@ -139,6 +139,9 @@ func Layer(global, project *Config, projectName string) (*Config, []string) {
 			out.LimitsCfg.CPUs = x
 		}
 	}
+	if w := project.Sandbox.TellRefusedWrites; w != nil {
+		out.Sandbox.TellRefusedWrites = w // telling loosens nothing either way
+	}
 	if a := project.Sandbox.AllowUserNamespaces; a != nil {
 		if *a && !global.AllowUserNamespaces() {
 			ignore("sandbox.allowUserNamespaces=true")

@@ -254,11 +254,15 @@ func (s *Sandbox) prepareEgress(ctx context.Context, p *Proxy, maxConns int) (*n
 
 // serveCalls answers the calls the filter hands over on listener: the
 // connects go to the egress, a refused user namespace to refused.
-func (s *Sandbox) serveCalls(ctx context.Context, eg *netrelay.Egress, listener *os.File, refused func(policy.Violation)) {
+func (s *Sandbox) serveCalls(ctx context.Context, eg *netrelay.Egress, listener *os.File, fsys policy.Filesystem, refused func(policy.Violation)) {
+	var told *writes
+	if refused != nil {
+		told = newWrites(fsys, refused)
+	}
 	s.relays.Add(1)
 	go func() {
 		defer s.relays.Done()
-		container.ServeCalls(listener, container.Calls{
+		calls := container.Calls{
 			Userns: func(call string) {
 				if refused != nil {
 					refused(usernsViolation(call))
@@ -271,6 +275,10 @@ func (s *Sandbox) serveCalls(ctx context.Context, eg *netrelay.Egress, listener 
 				}
 				return eg.Connect(ctx, sock, c.Dest)
 			},
-		}, ctx.Done())
+		}
+		if told != nil {
+			calls.Open = told.judge
+		}
+		container.ServeCalls(listener, calls, ctx.Done())
 	}()
 }

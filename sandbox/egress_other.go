@@ -19,4 +19,5 @@ func (s *Sandbox) prepareEgress(context.Context, *Proxy, int) (*egressState, err
 	return nil, netrelay.ErrNoFactory
 }
 
-func (s *Sandbox) serveCalls(context.Context, *egressState, *os.File, func(policy.Violation)) {}
+func (s *Sandbox) serveCalls(context.Context, *egressState, *os.File, policy.Filesystem, func(policy.Violation)) {
+}

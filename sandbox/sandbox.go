@@ -67,6 +67,8 @@ type Options struct {
 	Limits policy.Limits
 	// AllowUserNamespaces lets the shell make user namespaces of its own.
 	AllowUserNamespaces bool
+	// QuietWrites: refused writes are not told (container.Spec).
+	QuietWrites bool
 	// Refused hears of what the syscall filter refused that a flag would
 	// allow (the first user namespace), and of each process the memory
 	// limit's OOM killer ended (Method "memory"), to record or to tell.
@@ -166,7 +168,7 @@ func Start(o Options) (*Sandbox, error) {
 	spec := &container.Spec{
 		ID: o.ID, Command: o.Command, Argv: o.Argv, Env: o.Env, FS: o.FS,
 		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Terminal: o.Terminal,
-		Sockets: sockets, Events: events, Limits: o.Limits, AllowUserNamespaces: o.AllowUserNamespaces,
+		Sockets: sockets, Events: events, Limits: o.Limits, AllowUserNamespaces: o.AllowUserNamespaces, QuietWrites: o.QuietWrites,
 		Resolver: egress,
 	}
 	if o.Refused != nil && o.Limits.Memory > 0 {
@@ -227,7 +229,7 @@ func Start(o Options) (*Sandbox, error) {
 		return fail(err)
 	}
 	if listener != nil { // nil: a kernel without user notification
-		s.serveCalls(ctx, eg, listener, o.Refused)
+		s.serveCalls(ctx, eg, listener, o.FS, o.Refused)
 	}
 	return s, nil
 }

@@ -49,20 +49,36 @@ func (n Notice) Refused() bool { return n.Event == eventRefused }
 // process the memory limit ended), not of an end.
 func (n Notice) LimitHit() bool { return n.Event == eventLimit }
 
+// WriteRefused reports whether the notice tells of a write the shell's
+// view of the files refused.
+func (n Notice) WriteRefused() bool { return n.Event == eventWrite }
+
+// Told reports whether the notice tells of something that happened while
+// a shell ran on (a limit that acted, a refused write): not an end, not a
+// refused host.
+func (n Notice) Told() bool { return n.LimitHit() || n.WriteRefused() }
+
 const (
 	eventRefused = "refused"
 	eventLimit   = "limit"
+	eventWrite   = "write"
 )
 
-// limitEvents returns what records a shell's violations (record) and
-// tells each limit that acted as an event of notices.jsonl (id "" for a
-// foreground shell), at most 100 a shell.
-func (m *Manager) limitEvents(id, session, command string, record func(policy.Violation)) func(policy.Violation) {
+// toldEvents returns what records a shell's violations (record) and tells
+// each that happened while the shell ran on (a limit that acted: event
+// "limit"; a refused write: event "write") as an event of notices.jsonl
+// (id "" for a foreground shell), at most 100 a shell.
+func (m *Manager) toldEvents(id, session, command string, record func(policy.Violation)) func(policy.Violation) {
 	var mu sync.Mutex
 	told := 0
 	return func(v policy.Violation) {
 		record(v)
-		if v.Method != "memory" {
+		event := eventLimit
+		switch v.Method {
+		case "memory":
+		case "write":
+			event = eventWrite
+		default:
 			return
 		}
 		mu.Lock()
@@ -72,8 +88,13 @@ func (m *Manager) limitEvents(id, session, command string, record func(policy.Vi
 		if n > 100 {
 			return
 		}
-		b, err := json.Marshal(limitEvent{Event: eventLimit, ID: id, Session: session, Command: cutLine(command, noticeLineMax),
-			Limit: v.Method, Detail: v.Rule, Time: v.Time})
+		ev := limitEvent{Event: event, ID: id, Session: session, Command: cutLine(command, noticeLineMax), Detail: v.Rule, Time: v.Time}
+		if event == eventLimit {
+			ev.Limit = v.Method
+		} else if v.Hint != "" {
+			ev.Detail += "; " + v.Hint
+		}
+		b, err := json.Marshal(ev)
 		if err == nil {
 			_ = m.appendNoticeLine(b)
 		}
@@ -86,7 +107,7 @@ type limitEvent struct {
 	ID      string    `json:"id"`
 	Session string    `json:"session"`
 	Command string    `json:"command"`
-	Limit   string    `json:"limit"`
+	Limit   string    `json:"limit,omitempty"`
 	Detail  string    `json:"detail"`
 	Time    time.Time `json:"time"`
 }
@@ -326,7 +347,7 @@ func (m *Manager) readNotices(name string, off int64, emit func(Notice, []byte))
 		}
 		off += int64(len(line))
 		var n Notice
-		if json.Unmarshal(line, &n) == nil && (validID(n.ID) || (n.Refused() || n.LimitHit()) && n.ID == "") {
+		if json.Unmarshal(line, &n) == nil && (validID(n.ID) || (n.Refused() || n.Told()) && n.ID == "") {
 			emit(n, append([]byte(nil), line[:len(line)-1]...))
 		}
 	}

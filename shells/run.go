@@ -153,10 +153,10 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 		ID: sandbox.NewID("run"), Isolation: o.Isolation, Command: p.command, Argv: p.argv, Env: p.env, FS: p.fsys,
 		Stdin: stdin, Stdout: stdout, Stderr: stderr, Terminal: terminal,
 		Exposes: exposesOf(listeners), MaxConnections: p.cfg.MaxConnections(), Reach: reach,
-		Limits: p.limits, AllowUserNamespaces: p.userns, Refused: violationNote(o.Stderr),
+		Limits: p.limits, AllowUserNamespaces: p.userns, Refused: violationNote(o.Stderr), QuietWrites: !p.cfg.TellRefusedWrites(),
 	}
 	if m != nil {
-		so.Refused = m.limitEvents("", o.Session, p.command, so.Refused)
+		so.Refused = m.toldEvents("", o.Session, p.command, so.Refused)
 	}
 	if p.proxyPort != 0 {
 		so.Proxy = &sandbox.Proxy{Port: p.proxyPort, Rules: p.rules, Record: violationNote(o.Stderr), Hosts: p.hosts}

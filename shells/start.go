@@ -137,7 +137,7 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 		Grace: grace, OwnerPid: o.OwnerPid, MaxLogBytes: cfg.MaxLogBytes(), MaxConnections: cfg.MaxConnections(), Notify: cfg.Notify(),
 		Session: o.Session, Exposes: exposes, Allow: allow, Deny: cfg.Network.Deny, CloudMetadata: cfg.CloudMetadata(), ProxyPort: p.proxyPort,
 		Grants: p.grants, AskSeconds: int(p.ask / time.Second), Hosts: p.hosts,
-		Limits: p.limits, AllowUserns: p.userns, CacheMaxBytes: cfg.CacheMaxBytes(),
+		Limits: p.limits, AllowUserns: p.userns, CacheMaxBytes: cfg.CacheMaxBytes(), QuietWrites: !cfg.TellRefusedWrites(),
 	}
 	files := listeners
 	if p.cache != nil {

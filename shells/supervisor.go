@@ -78,6 +78,7 @@ type supervisorSpec struct {
 	Hosts          map[string]netip.Addr `json:"hosts,omitempty"` // --add-host
 	Limits         policy.Limits         `json:"limits"`
 	AllowUserns    bool                  `json:"allow_userns"`
+	QuietWrites    bool                  `json:"quiet_writes,omitempty"` // sandbox.tellRefusedWrites false
 	// CacheLockFD holds the working directory's caches in use while the
 	// shell runs (0: no caches); at its end the caches in CacheRoot are
 	// kept within CacheMaxBytes.
@@ -288,8 +289,8 @@ func (s *supervisor) run() error {
 		Isolation: s.spec.Isolation, Command: s.spec.Command, Argv: s.spec.Argv, Env: s.spec.Env, FS: s.spec.FS,
 		Stdin: devnull, Stdout: pw, Stderr: pw,
 		Exposes: exposes, MaxConnections: s.spec.MaxConnections, Probes: true,
-		Limits: s.spec.Limits, AllowUserNamespaces: s.spec.AllowUserns,
-		Refused: s.m.limitEvents(s.id, s.spec.Session, s.spec.Command, violationLog(s.dir)),
+		Limits: s.spec.Limits, AllowUserNamespaces: s.spec.AllowUserns, QuietWrites: s.spec.QuietWrites,
+		Refused: s.m.toldEvents(s.id, s.spec.Session, s.spec.Command, violationLog(s.dir)),
 	}
 	if s.spec.ProxyPort != 0 {
 		rules, err := policy.NewRules(s.spec.Allow, s.spec.Deny)

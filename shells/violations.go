@@ -108,8 +108,15 @@ func violationNote(w io.Writer) func(policy.Violation) {
 
 // describeViolation is the human line for a refusal.
 func describeViolation(v policy.Violation) string {
-	if v.Method == "memory" { // a process the memory limit ended
+	switch v.Method {
+	case "memory": // a process the memory limit ended
 		return v.Rule
+	case "write": // a write the shell's view of the files refused
+		s := "refused write: " + v.Rule
+		if v.Hint != "" {
+			s += "; " + v.Hint
+		}
+		return s
 	}
 	if v.Host == "" && v.Method != "" { // a call the syscall filter refused
 		s := fmt.Sprintf("refused %s(CLONE_NEWUSER) (%s)", v.Method, v.Rule)

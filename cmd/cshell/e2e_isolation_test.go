@@ -405,3 +405,46 @@ func rssKiB(pid int) int {
 	}
 	return 0
 }
+
+// A write refused because its place is read-only or hidden in the shell
+// is told once a path, with what would allow it, as the network's
+// refusals are: on stderr in the foreground, in output and events for a
+// background shell. Writes the policy allows, and tools that merely probe
+// (python's bytecode caches), tell nothing.
+func TestRefusedWritesTold(t *testing.T) {
+	requireLinux(t)
+	wd := t.TempDir()
+	writes := "touch /usr/cshell-e2e-write 2>/dev/null; touch /usr/cshell-e2e-write2 2>/dev/null; : > ~/.ssh/cshell-e2e 2>/dev/null; echo ok > written; python3 -c 'import json, encodings.idna'; true"
+	r := run(t, call{args: []string{"run", "--", writes}, dir: wd})
+	home, _ := os.UserHomeDir()
+	for _, want := range []string{
+		"cshell: refused write: /usr is read-only in the shell; --rw /usr lets shells write there\n",
+		"cshell: refused write: " + home + "/.ssh is hidden from shells\n",
+	} {
+		if strings.Count(r.stderr, want) != 1 {
+			t.Errorf("stderr lacks %q once: %q", want, r.stderr)
+		}
+	}
+	if n := strings.Count(r.stderr, "refused write"); n != 2 {
+		t.Errorf("%d refused writes told, want 2 (once a path; none for what the policy allows or python probes): %q", n, r.stderr)
+	}
+	cfg := filepath.Join(t.TempDir(), "config.json")
+	writeFile(t, cfg, `{"sandbox": {"tellRefusedWrites": false}}`)
+	if r := run(t, call{args: []string{"--config", cfg, "run", "--", writes}, dir: wd}); strings.Contains(r.stderr, "refused write") {
+		t.Errorf("sandbox.tellRefusedWrites false: %q", r.stderr)
+	}
+	e := newBG(t)
+	id := e.start(writes + "; sleep 30")
+	deadline := time.Now().Add(10 * time.Second)
+	var seen strings.Builder
+	for time.Now().Before(deadline) && !strings.Contains(seen.String(), ".ssh is hidden") {
+		seen.WriteString(e.cs("output", id).stdout)
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(seen.String(), "violation: refused write: /usr is read-only in the shell; --rw /usr lets shells write there") {
+		t.Errorf("output: %q", seen.String())
+	}
+	if ev := e.cs("--json", "events").stdout; !strings.Contains(ev, `"event":"write"`) || !strings.Contains(ev, "/usr is read-only in the shell") {
+		t.Errorf("events: %q", ev)
+	}
+}

@@ -39,7 +39,7 @@ host with cshell allow.`,
 						who, shells.Sanitize(n.Session), n.Host, n.Port, shells.Sanitize(n.Command), shells.Sanitize(n.Session), n.Host, n.Port)
 					return
 				}
-				if n.LimitHit() {
+				if n.Told() {
 					who := "a foreground shell"
 					if n.ID != "" {
 						who = "shell " + n.ID

@@ -1,0 +1,130 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cshell/cshell/container"
+	"github.com/cshell/cshell/policy"
+)
+
+// writes tells of the opens with write intent that the kernel refuses a
+// shell because the path is read-only or hidden there: once a path, each
+// with what would allow it. It judges after the call went on (the kernel
+// decides it; this is telling only), from this side, through the
+// caller's /proc entries, which lead into the shell's own view of the
+// files.
+type writes struct {
+	record func(policy.Violation)
+	// writable and readOnly are the places the shell's policy makes
+	// writable (the working directory, --rw paths, the caches, its own
+	// tmpfs) and, within them, read-only or hidden: an open in the first
+	// and not the second is judged without a system call.
+	writable, readOnly []string
+	mu                 sync.Mutex
+	told               map[string]bool
+}
+
+func newWrites(fsys policy.Filesystem, record func(policy.Violation)) *writes {
+	w := &writes{record: record, writable: append([]string{fsys.Workdir, "/tmp", "/run", "/dev/shm"}, fsys.Write...)}
+	for _, c := range fsys.Caches {
+		w.writable = append(w.writable, c.Path)
+	}
+	w.readOnly = append(append(w.readOnly, fsys.Read...), fsys.Hide...)
+	for _, m := range fsys.Missing {
+		w.readOnly = append(w.readOnly, m.Path)
+	}
+	return w
+}
+
+// maxToldWrites bounds the paths remembered as told.
+const maxToldWrites = 4096
+
+func (w *writes) judge(o container.OpenCall) {
+	// The path on this machine (through /proc) and as the shell sees it.
+	host, shown := o.Root+o.Path, filepath.Clean(o.Path)
+	if !filepath.IsAbs(o.Path) {
+		base, err := os.Readlink(o.Dir)
+		if err != nil {
+			return
+		}
+		host, shown = o.Dir+"/"+o.Path, filepath.Join(base, o.Path)
+	}
+	if !filepath.IsAbs(shown) || underAny(shown, "/proc", "/sys", "/dev") {
+		return // the kernel's own files, not the user's to give
+	}
+	if underAny(shown, w.writable...) && !underAny(shown, w.readOnly...) {
+		return // writable by the shell's policy: nothing to tell
+	}
+	target, name := host, shown
+	var st unix.Stat_t
+	err := unix.Lstat(target, &st)
+	if errors.Is(err, unix.ENOENT) {
+		if o.Flags&(unix.O_CREAT|unix.O_TMPFILE&^unix.O_DIRECTORY) == 0 {
+			return // not created: it fails as missing
+		}
+		target, name = filepath.Dir(host), filepath.Dir(shown)
+		err = unix.Lstat(target, &st)
+	}
+	if errors.Is(err, unix.EACCES) {
+		// Beneath a hidden folder (its stand-in lets no one in): name
+		// the folder, as root, whom it lets in, finds it.
+		for target != "/" && errors.Is(err, unix.EACCES) {
+			target, name = filepath.Dir(target), filepath.Dir(name)
+			err = unix.Lstat(target, &st)
+		}
+		if err != nil || st.Mode&0o7777 != 0 {
+			return
+		}
+	}
+	hidden := err == nil && st.Mode&0o7777 == 0
+	if err != nil {
+		return // missing, or gone meanwhile: not a refused write
+	}
+	if !hidden {
+		var fsst unix.Statfs_t
+		if unix.Statfs(target, &fsst) != nil || fsst.Flags&unix.ST_RDONLY == 0 {
+			return // writable: the write was not refused for its place
+		}
+	}
+	w.mu.Lock()
+	if w.told == nil || len(w.told) >= maxToldWrites {
+		w.told = map[string]bool{}
+	}
+	seen := w.told[name]
+	w.told[name] = true
+	w.mu.Unlock()
+	if !seen {
+		w.record(WriteViolation(name, hidden))
+	}
+}
+
+// WriteViolation is the record of a write refused at path: read-only in
+// the shell (--rw would allow it), or hidden.
+func WriteViolation(path string, hidden bool) policy.Violation {
+	v := policy.Violation{Time: time.Now().UTC(), Method: "write"}
+	path = policy.Printable(path, 1024)
+	if hidden {
+		v.Rule = fmt.Sprintf("%s is hidden from shells", path)
+		return v
+	}
+	v.Rule = fmt.Sprintf("%s is read-only in the shell", path)
+	v.Hint = "--rw " + path + " lets shells write there"
+	return v
+}
+
+func underAny(p string, roots ...string) bool {
+	for _, r := range roots {
+		if p == r || strings.HasPrefix(p, r+"/") {
+			return true
+		}
+	}
+	return false
+}
