@@ -96,15 +96,23 @@ func ServeCalls(listener *os.File, c Calls, stop <-chan struct{}) {
 	if err != nil {
 		return
 	}
-	defer unix.Close(wake)
-	done := make(chan struct{})
-	defer close(done)
+	done, waker := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(waker)
 		select {
 		case <-stop:
 			_, _ = unix.Write(wake, []byte{1, 0, 0, 0, 0, 0, 0, 0})
 		case <-done:
 		}
+	}()
+	// The eventfd closes only once its writer is done with it: a write
+	// after the close would land in whatever took its number next (in a
+	// server starting shells at once, another shell's init pipe: the
+	// "crossed descriptors" of 100 concurrent starts).
+	defer func() {
+		close(done)
+		<-waker
+		unix.Close(wake)
 	}()
 	fd := int(listener.Fd())
 	var told sync.Once

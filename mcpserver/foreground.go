@@ -30,8 +30,40 @@ func (s *server) foreground(ctx context.Context, req *mcp.CallToolRequest, o she
 	return s.await(ctx, req, run)
 }
 
+// maxWaitingCalls bounds the foreground calls waiting for a turn; one
+// past it is refused at once.
+const maxWaitingCalls = 256
+
+// turn waits for one of the server's foreground slots
+// (shells.maxForegroundCalls), ctx's end, or refuses when too many wait;
+// done gives the slot back.
+func (s *server) turn(ctx context.Context) (done func(), err error) {
+	select {
+	case s.slots <- struct{}{}:
+		return func() { <-s.slots }, nil
+	default:
+	}
+	if n := s.waiting.Add(1); n > maxWaitingCalls {
+		s.waiting.Add(-1)
+		return nil, fmt.Errorf("%d commands run and %d more wait for a turn (shells.maxForegroundCalls is %d); wait for some to end, or run long ones with run_in_background", cap(s.slots), maxWaitingCalls, cap(s.slots))
+	}
+	defer s.waiting.Add(-1)
+	select {
+	case s.slots <- struct{}{}:
+		return func() { <-s.slots }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // runForeground runs the command to its end (or ctx's).
 func (s *server) runForeground(ctx context.Context, req *mcp.CallToolRequest, o shells.RunOptions, out *tailBuffer) *mcp.CallToolResult {
+	done, err := s.turn(ctx)
+	if err != nil {
+		r, _, _ := toolError(err)
+		return r
+	}
+	defer done()
 	if o.Timeout == 0 {
 		o.Timeout = defaultToolTimeout
 	}

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -64,6 +65,9 @@ type server struct {
 	taskAsks map[string]bool // background shells whose task asks its client (2026-07-28)
 	runs     map[string]*fgRun
 	mcp      *mcp.ServerSession
+
+	slots   chan struct{} // one a foreground call that runs (shells.maxForegroundCalls)
+	waiting atomic.Int64  // foreground calls waiting for a slot
 }
 
 // words name the tools' arguments in cshell's sentences.
@@ -93,7 +97,8 @@ func Serve(ctx context.Context, m *shells.Manager, o Options) error {
 		session = fmt.Sprintf("mcp-%d", os.Getpid())
 	}
 	s := &server{m: m, o: o, session: session, notify: cfg.Notify(), workdir: fsys.Workdir,
-		ctx: ctx, mine: map[string]string{}, calls: map[string]context.CancelFunc{}, asking: map[string]bool{}, taskAsks: map[string]bool{}, runs: map[string]*fgRun{}}
+		ctx: ctx, mine: map[string]string{}, calls: map[string]context.CancelFunc{}, asking: map[string]bool{}, taskAsks: map[string]bool{}, runs: map[string]*fgRun{},
+		slots: make(chan struct{}, cfg.MaxForegroundCalls())}
 	var taskTools []string
 	caps := &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}
 	if s.notify == policy.DefaultNotify { // wake: a background shell may be a task

@@ -61,6 +61,21 @@ type ShellsConfig struct {
 	MaxLogBytes   *int64 `json:"maxLogBytes,omitempty"`
 	// MaxConnections bounds the connections relayed at once per exposed port.
 	MaxConnections *int `json:"maxConnections,omitempty"`
+	// MaxForegroundCalls bounds the foreground tool calls an MCP server
+	// runs at once; the others wait for a turn.
+	MaxForegroundCalls *int `json:"maxForegroundCalls,omitempty"`
+}
+
+// DefaultMaxForegroundCalls is how many foreground calls an MCP server
+// runs at once where the configuration does not say.
+const DefaultMaxForegroundCalls = 16
+
+// MaxForegroundCalls bounds the foreground calls an MCP server runs at once.
+func (c *Config) MaxForegroundCalls() int {
+	if c.Shells.MaxForegroundCalls == nil {
+		return DefaultMaxForegroundCalls
+	}
+	return *c.Shells.MaxForegroundCalls
 }
 
 // NetworkConfig lists the hosts a shell may reach through the proxy, and
@@ -226,7 +241,7 @@ func Parse(name string, data []byte) (*Config, error) {
 // schema lists the settings; nil marks a leaf. Keys match exactly, so a
 // misspelt or wrongly cased key is an error rather than silently unused.
 var schema = map[string]map[string]bool{
-	"shells":     {"enabled": true, "maxConcurrent": true, "notify": true, "maxLogBytes": true, "maxConnections": true},
+	"shells":     {"enabled": true, "maxConcurrent": true, "notify": true, "maxLogBytes": true, "maxConnections": true, "maxForegroundCalls": true},
 	"network":    {"allow": true, "deny": true, "allowGrants": true, "askSeconds": true, "allowCloudMetadata": true},
 	"filesystem": {"allowWrite": true, "denyRead": true},
 	"env":        {"pass": true},
@@ -295,6 +310,9 @@ func (c *Config) validate() *fieldError {
 		if _, ok := notifyRank[n]; !ok {
 			return invalid("/shells/notify", "shells.notify must be wake, note or none, not %q", n)
 		}
+	}
+	if n := c.Shells.MaxForegroundCalls; n != nil && (*n < 1 || *n > 1024) {
+		return invalid("/shells/maxForegroundCalls", "shells.maxForegroundCalls must be from 1 to 1024, not %d", *n)
 	}
 	if n := c.Shells.MaxConnections; n != nil && (*n < 1 || *n > 1<<20) {
 		return invalid("/shells/maxConnections", "shells.maxConnections must be from 1 to %d, not %d", 1<<20, *n)

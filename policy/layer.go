@@ -51,6 +51,13 @@ func Layer(global, project *Config, projectName string) (*Config, []string) {
 			out.Shells.MaxConnections = n
 		}
 	}
+	if n := project.Shells.MaxForegroundCalls; n != nil {
+		if *n > global.MaxForegroundCalls() {
+			ignore("shells.maxForegroundCalls=%d (global: %d)", *n, global.MaxForegroundCalls())
+		} else {
+			out.Shells.MaxForegroundCalls = n
+		}
+	}
 	if n := project.Shells.Notify; n != "" {
 		if notifyRank[n] > notifyRank[global.Notify()] {
 			ignore("shells.notify=%q (global: %q)", n, global.Notify())

@@ -169,7 +169,8 @@ func testServeTools(t *testing.T, version string) {
 
 	// Foreground: output and exit code, in the sandbox.
 	text, isErr := c.call("bash", map[string]any{"command": "echo out; echo err >&2; touch /usr/x 2>/dev/null || echo read-only; exit 3"})
-	if isErr || text != "out\nerr\nread-only\nexit code 3" {
+	// The refused write is told in the model's text too.
+	if isErr || text != "out\nerr\ncshell: refused write: /usr is read-only in the shell; --rw /usr lets shells write there\nread-only\nexit code 3" {
 		t.Errorf("foreground bash: %q (error %v)", text, isErr)
 	}
 	// The cap: 30,000 characters, saying how much was cut.
