@@ -27,10 +27,10 @@ type Calls struct {
 	// Connect answers a connect to an address outside the shell's
 	// loopback: 0, an errno for the call to fail with, or Continue.
 	Connect func(c *ConnectCall) int
-	// Open hears of an open with write intent; the call has gone on by
-	// then (the kernel decides it), so this is for telling only. It is
-	// called from one goroutine, in order; opens that come while it is
-	// busy past a queue are not told.
+	// Open hears of an open with write intent, before the call goes on
+	// as asked (the kernel decides it: this is for telling only), while
+	// the caller's /proc entries still lead where it looks. It runs on
+	// the listener's thread: it must be quick for the common case.
 	Open func(o OpenCall)
 }
 
@@ -118,17 +118,7 @@ func ServeCalls(listener *os.File, c Calls, stop <-chan struct{}) {
 	var told sync.Once
 	var inflight sync.WaitGroup
 	defer inflight.Wait()
-	opens := make(chan OpenCall, openQueue)
-	defer close(opens)
-	if c.Open != nil {
-		inflight.Add(1)
-		go func() {
-			defer inflight.Done()
-			for o := range opens {
-				c.Open(o)
-			}
-		}()
-	}
+
 	for {
 		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(wake), Events: unix.POLLIN}}
 		if _, err := unix.Poll(pfd, -1); err != nil {
@@ -150,16 +140,14 @@ func ServeCalls(listener *os.File, c Calls, stop <-chan struct{}) {
 			}
 			return
 		}
-		// An open goes on at once, as asked; it is told afterwards.
+		// An open is judged for telling, then goes on as asked.
 		if pathArg, flagsArg, ok := openArgs(int(n.nr)); ok {
-			o, read := readOpen(n, pathArg, flagsArg)
-			send(fd, notifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE})
-			if read && c.Open != nil {
-				select {
-				case opens <- o:
-				default: // told enough for now
+			if c.Open != nil {
+				if o, read := readOpen(n, pathArg, flagsArg); read {
+					c.Open(o)
 				}
 			}
+			send(fd, notifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE})
 			continue
 		}
 		// A connect that stays inside is answered here; everything else
@@ -320,9 +308,6 @@ func threadGroup(tid int) (int, error) {
 	}
 	return 0, errors.New("no Tgid")
 }
-
-// openQueue bounds the opens waiting to be told.
-const openQueue = 256
 
 // readOpen reads an open's path from the caller's memory (at most
 // PATH_MAX bytes, up to its NUL); the path is data the caller chose.

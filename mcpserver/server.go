@@ -117,7 +117,9 @@ func Serve(ctx context.Context, m *shells.Manager, o Options) error {
 		return err
 	}
 
-	in, out := checkedStdio(o.In, o.Out)
+	// stdin's end ends the server at once, whatever the SDK still has to
+	// write to a client that does not read.
+	in, out := checkedStdio(o.In, o.Out, cancel)
 	ss, err := srv.Connect(ctx, s.tasks.Transport(&mcp.IOTransport{Reader: in, Writer: out}), nil)
 	if err != nil {
 		return err
@@ -128,9 +130,14 @@ func Serve(ctx context.Context, m *shells.Manager, o Options) error {
 	go s.watchNotices(ctx)
 	go s.watchTasks(ctx)
 	go func() { <-ctx.Done(); ss.Close() }() // a signal ends the session
-	err = ss.Wait()
+	waited := make(chan error, 1)
+	go func() { waited <- ss.Wait() }()
+	select {
+	case err = <-waited:
+	case <-ctx.Done():
+	}
 	if ctx.Err() != nil {
-		return nil // ended by a signal: as clean an end as a closed stdin
+		return nil // a signal or stdin's end: a clean end
 	}
 	return err
 }
@@ -183,7 +190,9 @@ func (s *server) result(text string) *mcp.CallToolResult {
 // toolError is a tool error: a sentence for the model, never a protocol failure.
 func toolError(err error) (*mcp.CallToolResult, any, error) {
 	r := &mcp.CallToolResult{}
-	r.SetError(err)
+	// A sentence may echo what the client or a shell wrote (a cwd, a
+	// name): made visible as output is.
+	r.SetError(errors.New(shells.Sanitize(err.Error())))
 	return r, nil, nil
 }
 
@@ -194,8 +203,10 @@ const taskPrefix = "shell-"
 // find resolves a shell of this server's own session: the others are not
 // its to read or stop (and reading one would move its session's place).
 func (s *server) find(ref string) (*shells.Meta, error) {
-	if id, ok := strings.CutPrefix(ref, taskPrefix); ok && s.tasks.Known(ref) {
-		ref = id
+	if id, ok := strings.CutPrefix(ref, taskPrefix); ok {
+		if _, err := strconv.Atoi(id); err == nil {
+			ref = id // shell-7 is shell 7's task, kept or not: no name reads so
+		}
 	}
 	if _, err := strconv.Atoi(ref); err != nil && ref != "" {
 		for _, meta := range s.m.List() {
@@ -205,15 +216,17 @@ func (s *server) find(ref string) (*shells.Meta, error) {
 		}
 		return nil, fmt.Errorf("%w named %q among this server's shells; list_shells lists them", shells.ErrNotFound, shells.Sanitize(ref))
 	}
+	// Another session's shell is no shell of this server's, said in the
+	// same words as an id that never was: no oracle of other sessions.
+	notHere := fmt.Errorf("%w %s among this server's shells; list_shells lists them", shells.ErrNotFound, shells.Sanitize(ref))
 	meta, err := s.m.Find(ref)
-	if errors.Is(err, shells.ErrNotFound) {
-		return nil, fmt.Errorf("%w; list_shells lists them", err)
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, shells.ErrNotFound):
+		return nil, notHere
+	case err != nil:
 		return nil, err
-	}
-	if meta.Session != s.session {
-		return nil, fmt.Errorf("%w %s among this server's shells; list_shells lists them", shells.ErrNotFound, meta.ID)
+	case meta.Session != s.session:
+		return nil, notHere
 	}
 	return meta, nil
 }

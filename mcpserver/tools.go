@@ -84,7 +84,11 @@ func (s *server) output(ctx context.Context, _ *mcp.CallToolRequest, a OutputArg
 	if err != nil {
 		return toolError(err)
 	}
-	return withData(s.result(r.Text()), r), nil, nil
+	// The structured form is made visible as the text is: a model, or a
+	// host that shows it, meets no terminal sequence either way.
+	data := *r
+	data.Output = shells.Visible(r.Output, false)
+	return withData(s.result(r.Text()), &data), nil, nil
 }
 
 func (s *server) kill(_ context.Context, _ *mcp.CallToolRequest, a KillArgs) (*mcp.CallToolResult, any, error) {
@@ -120,7 +124,11 @@ func (s *server) list(context.Context, *mcp.CallToolRequest, ListArgs) (*mcp.Cal
 	list := ShellList{Shells: []*shells.Meta{}}
 	for _, meta := range s.m.List() {
 		if meta.Session == s.session {
-			list.Shells = append(list.Shells, meta)
+			// What a shell's command or description holds is shown as
+			// output is: no terminal sequence, no direction change.
+			m := *meta
+			m.Command, m.Description = shells.Sanitize(m.Command), shells.Sanitize(m.Description)
+			list.Shells = append(list.Shells, &m)
 		}
 	}
 	b, err := json.MarshalIndent(list.Shells, "", "  ")

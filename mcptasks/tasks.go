@@ -91,7 +91,8 @@ type Tasks struct {
 
 type task struct {
 	id      string
-	legacy  bool // made for a 2025-11-25 request: status notifications go out in that form
+	ttl     time.Duration // kept so long after it was made, once it ended
+	legacy  bool          // made for a 2025-11-25 request: status notifications go out in that form
 	status  Status
 	message string
 	now     string // for the model at once (immediateResponse)
@@ -164,6 +165,52 @@ func Asked(req *mcp.CallToolRequest) bool {
 	return req != nil && req.Params != nil && req.Params.Meta[askedKey] != nil
 }
 
+// MaxTTL is the longest a task is kept once it ended, counted from when
+// it was made, and the time-to-live of a task whose client asked for none
+// (or for longer). A working task is never dropped.
+const MaxTTL = time.Hour
+
+// maxEnded bounds the ended tasks kept: past it the oldest go first,
+// whatever their time-to-live (a foreground call's result is up to 30 KB).
+const maxEnded = 256
+
+// askedTTL is the time-to-live the client asked for (2025-11-25's
+// task.ttl, in milliseconds), at most MaxTTL.
+func askedTTL(req *mcp.CallToolRequest) time.Duration {
+	if req == nil || req.Params == nil {
+		return MaxTTL
+	}
+	asked, _ := req.Params.Meta[askedKey].(map[string]any)
+	ms, ok := asked["ttl"].(float64)
+	if !ok || ms < 0 || time.Duration(ms)*time.Millisecond > MaxTTL {
+		return MaxTTL
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// prune drops the ended tasks past their time-to-live, and the oldest
+// ended ones past maxEnded. Call with t.mu held.
+func (t *Tasks) prune(now time.Time) {
+	ended := 0
+	for i := len(t.order) - 1; i >= 0; i-- {
+		tk := t.tasks[t.order[i]]
+		if tk.status == Working {
+			continue
+		}
+		ended++
+		if now.Sub(tk.created) > tk.ttl || ended > maxEnded {
+			delete(t.tasks, tk.id)
+		}
+	}
+	kept := t.order[:0]
+	for _, id := range t.order {
+		if t.tasks[id] != nil {
+			kept = append(kept, id)
+		}
+	}
+	t.order = kept
+}
+
 // Start makes a working task for the call and returns what the tool's
 // handler returns: the middleware answers the call with the task, in the
 // form the client speaks, with now for the host to hand the model at once
@@ -175,8 +222,9 @@ func (t *Tasks) Start(req *mcp.CallToolRequest, id, message, now string) (*mcp.C
 		return nil, fmt.Errorf("task %s exists", id)
 	}
 	at := time.Now().UTC()
+	t.prune(at)
 	t.tasks[id] = &task{id: id, legacy: req.ProtocolVersion() < modern, status: Working, message: message,
-		now: now, created: at, updated: at, done: make(chan struct{})}
+		now: now, created: at, updated: at, done: make(chan struct{}), ttl: askedTTL(req)}
 	t.order = append(t.order, id)
 	r := &mcp.CallToolResult{}
 	r.Meta = mcp.Meta{handleKey: id}
@@ -317,12 +365,12 @@ func (t *Tasks) wire(tk *task, modernForm bool) map[string]any {
 		m["statusMessage"] = tk.message
 	}
 	if modernForm {
-		m["ttlMs"], m["pollIntervalMs"] = nil, poll // kept while the server runs
+		m["ttlMs"], m["pollIntervalMs"] = tk.ttl.Milliseconds(), poll
 		if tk.status == Completed && tk.result != nil {
 			m["result"] = tk.result
 		}
 	} else {
-		m["ttl"], m["pollInterval"] = nil, poll
+		m["ttl"], m["pollInterval"] = tk.ttl.Milliseconds(), poll
 	}
 	return m
 }
@@ -392,6 +440,7 @@ func (t *Tasks) find(p *idParams) (*task, error) {
 		return nil, invalid("taskId is missing: give the id of a task this server made")
 	}
 	t.mu.Lock()
+	t.prune(time.Now().UTC())
 	tk := t.tasks[p.TaskID]
 	t.mu.Unlock()
 	if tk == nil {

@@ -166,7 +166,7 @@ func TestLegacyTasks(t *testing.T) {
 	// Asked with a task field: a task, in the 2025-11-25 form.
 	created := result(t, c.call("tools/call", line{"name": "work", "arguments": line{}, "task": line{"ttl": 60000}}))
 	tk, ok := created["task"].(line)
-	if !ok || tk["taskId"] != "job-1" || tk["status"] != "working" || tk["ttl"] != nil || tk["pollInterval"] != 1000.0 ||
+	if !ok || tk["taskId"] != "job-1" || tk["status"] != "working" || tk["ttl"] != 60000.0 || tk["pollInterval"] != 1000.0 ||
 		tk["createdAt"] == nil || created["content"] != nil ||
 		fmt.Sprint(created["_meta"]) != "map[io.modelcontextprotocol/model-immediate-response:look at job-1]" {
 		t.Fatalf("CreateTaskResult: %v", created)
@@ -251,7 +251,7 @@ func TestExtensionTasks(t *testing.T) {
 
 	created := result(t, c.call("tools/call", line{"name": "work", "arguments": line{}, "_meta": with}))
 	if created["resultType"] != "task" || created["taskId"] != "job-1" || created["status"] != "working" ||
-		created["ttlMs"] != nil || created["pollIntervalMs"] != 1000.0 || created["task"] != nil || created["result"] != nil ||
+		created["ttlMs"] != 3.6e+06 || created["pollIntervalMs"] != 1000.0 || created["task"] != nil || created["result"] != nil ||
 		!strings.Contains(fmt.Sprint(created["_meta"]), "model-immediate-response:look at job-1") {
 		t.Fatalf("CreateTaskResult: %v", created)
 	}
@@ -339,5 +339,32 @@ func TestCarryTask(t *testing.T) {
 		if got := string(carryTask(json.RawMessage(in))); got != want {
 			t.Errorf("carryTask(%s) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// Ended tasks go once their time-to-live passed, and past maxEnded the
+// oldest first; a working task stays whatever its age.
+func TestPrune(t *testing.T) {
+	tt := New(Options{})
+	now := time.Now().UTC()
+	add := func(id string, st Status, age, ttl time.Duration) {
+		tt.tasks[id] = &task{id: id, status: st, created: now.Add(-age), ttl: ttl, done: make(chan struct{})}
+		tt.order = append(tt.order, id)
+	}
+	add("old-working", Working, 2*MaxTTL, time.Millisecond)
+	add("expired", Completed, time.Minute, time.Second)
+	add("fresh", Completed, time.Second, time.Minute)
+	for i := range maxEnded + 10 {
+		add(fmt.Sprintf("many-%d", i), Cancelled, 0, MaxTTL)
+	}
+	tt.prune(now)
+	for id, want := range map[string]bool{"old-working": true, "expired": false, "fresh": false, "many-0": false, "many-9": false, "many-10": true,
+		fmt.Sprintf("many-%d", maxEnded+9): true} {
+		if _, ok := tt.tasks[id]; ok != want {
+			t.Errorf("%s kept: %v, want %v", id, ok, want)
+		}
+	}
+	if len(tt.order) != len(tt.tasks) {
+		t.Errorf("order %d, tasks %d", len(tt.order), len(tt.tasks))
 	}
 }

@@ -17,10 +17,11 @@ import (
 
 // writes tells of the opens with write intent that the kernel refuses a
 // shell because the path is read-only or hidden there: once a path, each
-// with what would allow it. It judges after the call went on (the kernel
-// decides it; this is telling only), from this side, through the
-// caller's /proc entries, which lead into the shell's own view of the
-// files.
+// with what would allow it. It judges as the call is handed over, before
+// it goes on (the kernel decides it; this is telling only), from this
+// side, through the caller's /proc entries, which lead into the shell's
+// own view of the files; a path its policy makes writable costs no
+// system call.
 type writes struct {
 	record func(policy.Violation)
 	// writable and readOnly are the places the shell's policy makes
@@ -30,6 +31,32 @@ type writes struct {
 	writable, readOnly []string
 	mu                 sync.Mutex
 	told               map[string]bool
+
+	// The working directory of the process that opened last, looked at
+	// most every cwdFor: a burst of opens (an install, an unpack) comes
+	// from one process, and reading /proc/PID/cwd costs each open more
+	// than the rest of its judgment.
+	cwdPid  int
+	cwd     string
+	cwdRead time.Time
+}
+
+// cwdFor is how long a process's working directory is taken as read.
+const cwdFor = 50 * time.Millisecond
+
+// dirOf returns where o's relative path starts, as the shell sees it.
+func (w *writes) dirOf(o container.OpenCall) (string, error) {
+	if !strings.HasSuffix(o.Dir, "/cwd") {
+		return os.Readlink(o.Dir) // a directory descriptor: read each time
+	}
+	if o.Pid == w.cwdPid && time.Since(w.cwdRead) < cwdFor {
+		return w.cwd, nil
+	}
+	cwd, err := os.Readlink(o.Dir)
+	if err == nil {
+		w.cwdPid, w.cwd, w.cwdRead = o.Pid, cwd, time.Now()
+	}
+	return cwd, err
 }
 
 func newWrites(fsys policy.Filesystem, record func(policy.Violation)) *writes {
@@ -51,7 +78,7 @@ func (w *writes) judge(o container.OpenCall) {
 	// The path on this machine (through /proc) and as the shell sees it.
 	host, shown := o.Root+o.Path, filepath.Clean(o.Path)
 	if !filepath.IsAbs(o.Path) {
-		base, err := os.Readlink(o.Dir)
+		base, err := w.dirOf(o)
 		if err != nil {
 			return
 		}

@@ -187,8 +187,8 @@ func checkName(name, flag string) error {
 		return nil
 	}
 	if _, err := strconv.Atoi(name); err == nil || strings.ContainsAny(name, " /") || hasControl(name) ||
-		strings.HasPrefix(name, "-") || name == "all" || len(name) > 64 {
-		return usageErr("%s %q: a name has at most 64 characters, no spaces, slashes or control characters, does not start with -, and is neither a number nor \"all\"", flag, sanitize(name))
+		strings.HasPrefix(name, "-") || name == "all" || len(name) > 64 || taskLike(name) {
+		return usageErr("%s %q: a name has at most 64 characters, no spaces, slashes or control characters, does not start with -, and is neither a number, \"all\", nor shell-N or call-N (the MCP server's task ids)", flag, sanitize(name))
 	}
 	return nil
 }
@@ -217,4 +217,17 @@ func configFileFor(path string) string {
 		return "the global configuration file"
 	}
 	return path
+}
+
+// taskLike reports whether name reads as an MCP task id (shell-N,
+// call-N), which the MCP server takes for the task's shell.
+func taskLike(name string) bool {
+	for _, p := range []string{"shell-", "call-"} {
+		if rest, ok := strings.CutPrefix(name, p); ok {
+			if _, err := strconv.Atoi(rest); err == nil {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -30,12 +30,22 @@ func sanitize(s string) string {
 			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
 			fmt.Fprintf(&b, `\x%02x`, r)
+		case bidi(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+n])
 		}
 		i += n
 	}
 	return b.String()
+}
+
+// bidi reports whether r changes the direction text is shown in (the
+// embeddings, overrides and isolates of Unicode's bidirectional
+// algorithm, and its marks): text that holds them can show what it does
+// not say ("Trojan Source"), so cshell writes them as \uNNNN.
+func bidi(r rune) bool {
+	return r == 0x061c || r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }
 
 // hasControl reports whether s holds a control character or is not UTF-8.
@@ -48,7 +58,8 @@ const ownPrefix = "[cshell"
 
 // visible makes shell output safe to show to a terminal or an agent:
 // control characters other than newline and tab, and bytes that are not
-// UTF-8, are written as \xNN (keepColor keeps colour codes, ESC [ ... m,
+// UTF-8, are written as \xNN, bidirectional controls as \uNNNN
+// (keepColor keeps colour codes, ESC [ ... m,
 // for a terminal that asked for them), and a line that starts as cshell's
 // own lines do gets its bracket escaped. Nothing is dropped.
 func visible(s string, keepColor bool) string {
@@ -93,9 +104,12 @@ func visible(s string, keepColor bool) string {
 				i++
 				continue
 			}
-			if r < 0xa0 { // C1 controls
+			switch {
+			case r < 0xa0: // C1 controls
 				fmt.Fprintf(&b, `\x%02x`, r)
-			} else {
+			case bidi(r):
+				fmt.Fprintf(&b, `\u%04x`, r)
+			default:
 				b.WriteString(s[i : i+n])
 			}
 			i += n

@@ -157,3 +157,218 @@ func asMap(v any) map[string]any {
 	m, _ := v.(map[string]any)
 	return m
 }
+
+// No line a client writes ends the server: trailing bytes after a value
+// are a parse error for that line (whitespace is fine); the background
+// shell the session started runs on.
+func TestServeTrailingBytes(t *testing.T) {
+	requireLinux(t)
+	s := startRaw(t, nil)
+	marker := fmt.Sprintf("%d", 530000+os.Getpid()%10000)
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep ` + marker + `","run_in_background":true}}}`)
+	if r := s.reply(); r["error"] != nil {
+		t.Fatalf("bash: %v", r)
+	}
+	ping := `{"jsonrpc":"2.0","id":%d,"method":"ping"}`
+	for i, tail := range []string{" ", "\t", " \t \r", "\x00", "\f", "x", fmt.Sprintf(ping, 99), " {}"} {
+		s.send(fmt.Sprintf(ping, 10+i) + tail)
+		r := s.reply()
+		ws := strings.Trim(tail, " \t\r") == ""
+		if ws && (r["id"] != float64(10+i) || r["result"] == nil) {
+			t.Errorf("ping with %q after it: %v, want its answer", tail, r)
+		}
+		if e, _ := r["error"].(map[string]any); !ws && (e == nil || e["code"] != -32700.0) {
+			t.Errorf("ping with %q after it: %v, want a parse error", tail, r)
+		}
+	}
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_shells","arguments":{}}}`)
+	if r := s.reply(); !strings.Contains(fmt.Sprint(r["result"]), "running") {
+		t.Errorf("the shell after the bad lines: %v", r)
+	}
+	if len(hostProcesses("sleep "+marker)) != 1 {
+		t.Errorf("the background shell did not survive the bad lines")
+	}
+}
+
+// Answers carry the request's id as the client wrote it; an id in flight
+// is refused for a second request; errors have JSON-RPC's codes; another
+// session's shell answers as a shell that never was.
+func TestServeIDsAndCodes(t *testing.T) {
+	requireLinux(t)
+	// Before initialize, and a second initialize: JSON-RPC codes.
+	cmd := exec.Command(cshellBin, "--state-dir", t.TempDir(), "serve")
+	cmd.Dir = t.TempDir()
+	cmd.Stdin = strings.NewReader(strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`,
+	}, "\n") + "\n")
+	out, _ := cmd.Output()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], `"code":-32600`) || !strings.Contains(lines[2], `"code":-32600`) {
+		t.Errorf("before and after initialize: %q", lines)
+	}
+
+	s := startRaw(t, nil)
+	for _, id := range []string{`1.5`, `123456789012345678901234567890`, `"x\u00e9"`, `1e3`} {
+		s.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
+		line, err := s.out.ReadBytes('\n')
+		var m map[string]json.RawMessage
+		if err != nil || json.Unmarshal(line, &m) != nil || string(m["id"]) != id {
+			t.Errorf("id %s came back as %s (%q)", id, m["id"], line)
+		}
+	}
+	// A foreground call in flight, and a second request with its id.
+	s.send(`{"jsonrpc":"2.0","id":"same","method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 1; echo first"}}}`)
+	s.send(`{"jsonrpc":"2.0","id":"same","method":"ping"}`)
+	r := s.reply()
+	if e, _ := r["error"].(map[string]any); e == nil || e["code"] != -32600.0 || !strings.Contains(fmt.Sprint(e["message"]), "still being answered") {
+		t.Errorf("a duplicate id in flight: %v", r)
+	}
+	if r := s.reply(); r["id"] != "same" || !strings.Contains(fmt.Sprint(r["result"]), "first") {
+		t.Errorf("the first request's answer: %v", r)
+	}
+	// Another session's shell, and one that never was: the same words.
+	other := newBG(t)
+	oid := other.start("sleep 30")
+	_ = oid
+	texts := map[string]string{}
+	for _, ref := range []string{oid, "9999"} {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "o" + ref, "method": "tools/call",
+			"params": map[string]any{"name": "bash_output", "arguments": map[string]any{"bash_id": ref}}})
+		s.send(string(b))
+		texts[ref] = strings.ReplaceAll(contentText(asMap(s.reply()["result"])), ref, "N")
+	}
+	if texts[oid] != texts["9999"] || !strings.Contains(texts[oid], "no such shell") {
+		t.Errorf("another session's shell answers %q, a shell that never was %q", texts[oid], texts["9999"])
+	}
+	// A name that reads as a task id is refused.
+	s.send(`{"jsonrpc":"2.0","id":"n","method":"tools/call","params":{"name":"bash","arguments":{"command":"true","run_in_background":true,"name":"shell-7"}}}`)
+	if r := s.reply(); !strings.Contains(fmt.Sprint(r["result"]), "shell-N or call-N") {
+		t.Errorf("a name of the form shell-N: %v", r)
+	}
+}
+
+// What a shell prints and what a client sends comes back made visible,
+// in structured content and error texts as in text: no ESC, BEL, OSC, C1
+// or bidirectional control.
+func TestServeEscapesVisible(t *testing.T) {
+	requireLinux(t)
+	s := startRaw(t, nil)
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bash","arguments":{"command":"printf '\\033]52;c;Y2xpcA==\\007 \\033[31mred \\342\\200\\256evil\\n'; sleep 30","run_in_background":true,"name":"esc"}}}`)
+	s.reply()
+	time.Sleep(500 * time.Millisecond)
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash_output","arguments":{"bash_id":"esc"}}}`)
+	line, err := s.out.ReadBytes('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Result struct {
+			StructuredContent struct{ Output string }
+			Content           []struct{ Text string }
+		}
+	}
+	if err := json.Unmarshal(line, &m); err != nil {
+		t.Fatal(err)
+	}
+	for what, text := range map[string]string{"structured": m.Result.StructuredContent.Output, "text": m.Result.Content[0].Text} {
+		if strings.ContainsAny(text, "\x1b\x07\u202e\u009b") || !strings.Contains(text, `\x1b]52`) || !strings.Contains(text, `\u202e`) {
+			t.Errorf("%s output: %q", what, text)
+		}
+	}
+	s.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash","arguments":{"command":"true","cwd":"/nope\u001b[2J\u0007\u202e\u0000\u0085"}}}`)
+	if r := s.reply(); strings.ContainsAny(fmt.Sprint(r), "\x1b\x07\u202e\x00\u0085") || asMap(r["result"])["isError"] != true {
+		t.Errorf("a bad cwd echoed raw: %q", fmt.Sprint(r))
+	}
+}
+
+// A flood of waiting requests and a client that never reads leave the
+// server's memory bounded (shells.maxInFlight, a line of at most 1 MiB,
+// no reading while answers cannot be written), and the end of stdin
+// still ends everything at once.
+func TestServeFloodsBounded(t *testing.T) {
+	requireLinux(t)
+	cmd := exec.Command(cshellBin, "--state-dir", t.TempDir(), "serve")
+	cmd.Dir = t.TempDir()
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	out := bufio.NewReader(outPipe)
+	write := func(line string) error {
+		_, err := io.WriteString(in, line+"\n")
+		return err
+	}
+	read := func() string {
+		l, _ := out.ReadString('\n')
+		return l
+	}
+	_ = write(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"tasks":{}},"clientInfo":{"name":"e2e","version":"1"}}}`)
+	read()
+	_ = write(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	marker := fmt.Sprintf("%d", 540000+os.Getpid()%10000)
+	_ = write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep ` + marker + `","run_in_background":true},"task":{"ttl":60000}}}`)
+	if r := read(); !strings.Contains(r, `"taskId":"shell-1"`) {
+		t.Fatalf("the task: %s", r)
+	}
+	pid := cmd.Process.Pid
+	before := rssKiB(pid)
+	// 20,000 waiting requests on the running task, and 25 lines of 8 MB:
+	// the server holds maxInFlight of the first, none of the second.
+	big := `{"jsonrpc":"2.0","id":"big","method":"tasks/result","params":{"taskId":"shell-1","x":"` + strings.Repeat("x", 8<<20) + `"}}`
+	go func() {
+		for i := 0; i < 20000; i++ {
+			if write(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/result","params":{"taskId":"shell-1"}}`, 100+i)) != nil {
+				return
+			}
+			if i%800 == 0 {
+				_ = write(big)
+			}
+		}
+	}()
+	// Read the answers for a while (errors past the bound, parse errors
+	// for the long lines), then stop reading: the client that never reads.
+	refused, parseErrors := 0, 0
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && refused+parseErrors < 19000; {
+		l := read()
+		if strings.Contains(l, `"code":-32000`) {
+			refused++
+		}
+		if strings.Contains(l, `"code":-32700`) {
+			parseErrors++
+		}
+	}
+	if refused < 19000-256 || parseErrors < 1 {
+		t.Errorf("%d requests refused past the bound and %d long lines, want nearly 20,000 and the long ones", refused, parseErrors)
+	}
+	go func() {
+		for i := 0; ; i++ {
+			if write(fmt.Sprintf(`{"jsonrpc":"2.0","id":"p%d","method":"ping"}`, i)) != nil {
+				return
+			}
+		}
+	}()
+	time.Sleep(5 * time.Second)
+	if after := rssKiB(pid); after-before > 100<<10 {
+		t.Errorf("the floods took the server from %d to %d KiB", before, after)
+	}
+	// stdin's end ends the server and its shells at once, answers unread.
+	in.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Errorf("the server did not end within 5 s of stdin's end (its answers unread)")
+	}
+	waitGone(t, "sleep "+marker, 15*time.Second)
+}
