@@ -33,6 +33,9 @@ const initPath = "/.cshell/cshell"
 // pid1Arg is the hidden argument that makes the binary act as PID 1.
 const pid1Arg = "__pid1"
 
+// specconvMu serializes specconv.CreateLibcontainerConfig (see Start).
+var specconvMu sync.Mutex
+
 // containerRunner starts rootless containers with libcontainer.
 type containerRunner struct {
 	dir       string // this user's runtime directory, holding the three below
@@ -92,12 +95,17 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 	}
+	// specconv sets the owner of its default devices, which every config
+	// shares (pointers into one package-level list): two starts at once
+	// write them at once. The same values, but a data race: one at a time.
+	specconvMu.Lock()
 	cfg, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
 		CgroupName:      s.ID,
 		Spec:            spec,
 		RootlessEUID:    !fullRoot(),
 		RootlessCgroups: !ownCgroups(),
 	})
+	specconvMu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 	}
