@@ -90,6 +90,21 @@ func newContainerRunner() (Runner, error) {
 
 func (r *containerRunner) Isolation() Isolation { return Container }
 
+// ownDevices gives cfg copies of the devices and device rules it shares
+// with specconv's package-level defaults.
+func ownDevices(cfg *configs.Config) {
+	for i, d := range cfg.Devices {
+		c := *d
+		cfg.Devices[i] = &c
+	}
+	if cfg.Cgroups != nil && cfg.Cgroups.Resources != nil {
+		for i, r := range cfg.Cgroups.Resources.Devices {
+			c := *r
+			cfg.Cgroups.Resources.Devices[i] = &c
+		}
+	}
+}
+
 func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	spec, checks, err := r.spec(s)
 	if err != nil {
@@ -97,7 +112,9 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	}
 	// specconv sets the owner of its default devices, which every config
 	// shares (pointers into one package-level list): two starts at once
-	// write them at once. The same values, but a data race: one at a time.
+	// write them at once, and one start's write meets another's encoding
+	// of its config. One specconv at a time, and each config gets devices
+	// of its own before the lock is let go.
 	specconvMu.Lock()
 	cfg, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
 		CgroupName:      s.ID,
@@ -105,6 +122,9 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		RootlessEUID:    !fullRoot(),
 		RootlessCgroups: !ownCgroups(),
 	})
+	if err == nil {
+		ownDevices(cfg)
+	}
 	specconvMu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSandbox, err)

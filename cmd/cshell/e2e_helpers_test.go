@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -352,5 +353,20 @@ func greeter(t *testing.T, addr, text string) int {
 			c.Close()
 		}
 	}()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// httpGreeter serves body to every HTTP request on addr (a server that
+// answers only once asked, as HTTP clients and proxies expect); it
+// returns the port.
+func httpGreeter(t *testing.T, addr, body string) int {
+	t.Helper()
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, body) })}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
 	return l.Addr().(*net.TCPAddr).Port
 }

@@ -237,7 +237,7 @@ for p in sys.argv[1:]:
 // it where it is allowed.
 func TestCloudMetadataClosed(t *testing.T) {
 	requireLinux(t)
-	port := greeter(t, "127.0.0.1:0", "HTTP/1.0 200 OK\r\nContent-Length: 21\r\n\r\ninstance credentials\n")
+	port := httpGreeter(t, "127.0.0.1:0", "instance credentials\n")
 	hp := fmt.Sprintf("169.254.169.254:%d", port)
 	probe := fmt.Sprintf(`curl -sS --max-time 5 --noproxy '*' http://metadata.google.internal:%d/ ; curl -sS --max-time 5 -x "$HTTP_PROXY" http://metadata.google.internal:%d/; getent hosts metadata.google.internal || echo unresolved`, port, port)
 	args := []string{"run", "--allow-host", hp, "--allow-host", fmt.Sprintf("metadata.google.internal:%d", port), "--add-host", "metadata.google.internal:127.0.0.1", "--", probe}
