@@ -237,7 +237,7 @@ func (p *Project) Binds(home string, env []string) []policy.CacheBind {
 		return nil
 	}
 	defer h.Close()
-	path := envValue(env, "PATH")
+	path := policy.EnvValue(env, "PATH")
 	var binds []policy.CacheBind
 	for _, k := range Known {
 		info, err := h.Lstat(k.Rel)
@@ -280,15 +280,6 @@ func mkdirBeneath(d *safefs.Dir, rel string) error {
 		return fmt.Errorf("%s is not a directory", d.Name(rel))
 	}
 	return err
-}
-
-func envValue(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
-			return v
-		}
-	}
-	return ""
 }
 
 // onPath reports whether an executable name is in one of path's folders.

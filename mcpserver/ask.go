@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cshell/cshell/internal/escape"
 	"github.com/cshell/cshell/shells"
 )
 
@@ -97,7 +98,7 @@ func (s *server) ask(ctx context.Context, n shells.Notice, inTask bool) {
 // question is what the user is asked about a refused host.
 func question(who, command, key string) *mcp.ElicitParams {
 	msg := fmt.Sprintf("%s (%s) wants %s, which it may not reach. Allow it once (for a minute), for this session, or deny?",
-		who, shells.Sanitize(command), key)
+		who, escape.Line(command), key)
 	return &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: map[string]any{
 		"type": "object",
 		"properties": map[string]any{

@@ -3,10 +3,8 @@ package mcpserver
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -14,8 +12,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cshell/cshell/internal/escape"
 	"github.com/cshell/cshell/mcptasks"
-	"github.com/cshell/cshell/netrelay"
+	"github.com/cshell/cshell/plan"
 	"github.com/cshell/cshell/policy"
 	"github.com/cshell/cshell/shells"
 )
@@ -88,12 +87,13 @@ func (s *server) bash(ctx context.Context, req *mcp.CallToolRequest, a BashArgs)
 		}
 		return s.foreground(ctx, req, o), nil, nil
 	}
-	ready, err := readyOptions(a)
+	ready, err := readyRequest(a)
 	if err != nil {
 		return toolError(err)
 	}
-	o.Expose = a.Expose
-	st, err := s.m.Start(shells.StartOptions{RunOptions: o, OwnerPid: os.Getpid(), Name: a.Name, Description: a.Description})
+	o.Expose, o.Ready = a.Expose, ready
+	o.OwnerPid, o.Name, o.Description = os.Getpid(), a.Name, a.Description
+	st, err := s.m.Start(ctx, o)
 	if err != nil {
 		return toolError(err)
 	}
@@ -101,29 +101,20 @@ func (s *server) bash(ctx context.Context, req *mcp.CallToolRequest, a BashArgs)
 	s.mu.Lock()
 	s.mine[meta.ID] = tell
 	s.taskAsks[meta.ID] = taskAsks
-	s.mu.Unlock()
-	if meta.Finished() { // ended at once: the answer is its end
-		return s.result(fmt.Sprintf("shell %s %s\n%s", meta.ID, meta.StatusLine, st.Output)), nil, nil
+	if st.NotReady != nil {
+		// Not ready in time (or asked to stop waiting): the shell runs on,
+		// and its end is told as a note.
+		s.mine[meta.ID] = s.noteOrNone()
 	}
-	text := startedText(meta)
-	if ready != nil {
-		start := time.Now()
-		rm, err := s.m.WaitReady(ctx, meta.ID, *ready)
-		switch {
-		case errors.Is(err, shells.ErrEnded):
-			meta, out := s.m.Ended(rm.ID)
-			return s.result(fmt.Sprintf("shell %s %s before it was ready\n%s", meta.ID, meta.StatusLine, out)), nil, nil
-		case err != nil:
-			// Not ready in time (or asked to stop waiting): the shell runs
-			// on, and its end is told as a note.
-			s.mu.Lock()
-			s.mine[meta.ID] = s.noteOrNone()
-			s.mu.Unlock()
-			r := s.result(text + "\n" + err.Error())
-			r.IsError = true
-			return r, nil, nil
-		}
-		text += fmt.Sprintf("\nready after %.1fs", time.Since(start).Seconds())
+	s.mu.Unlock()
+	text := strings.TrimSuffix(st.Lines(), "\n")
+	switch {
+	case meta.Finished(): // ended at once, or before it was ready: the answer is its end
+		return s.result(text), nil, nil
+	case st.NotReady != nil:
+		r := s.result(text + "\n" + st.NotReady.Error())
+		r.IsError = true
+		return r, nil, nil
 	}
 	text += fmt.Sprintf("\nread its output with bash_output {\"bash_id\": %q}; stop it with kill_shell when done", meta.ID)
 	if tell == byTask {
@@ -136,55 +127,23 @@ func (s *server) bash(ctx context.Context, req *mcp.CallToolRequest, a BashArgs)
 	return s.result(text), nil, nil
 }
 
-// startedText is the first lines of a background shell's answer.
-func startedText(meta *shells.Meta) string {
-	text := fmt.Sprintf("started shell %s\n", meta.ID)
-	if meta.Name != "" {
-		text += fmt.Sprintf("name: %s\n", meta.Name)
-	}
-	text += fmt.Sprintf("log: %s", meta.Log)
-	for _, e := range meta.Exposed {
-		text += fmt.Sprintf("\nexposed: %s -> %d", e.Listen, e.Port)
-	}
-	return text
-}
-
-// readyOptions checks ready, ready_log and ready_timeout.
-func readyOptions(a BashArgs) (*shells.ReadyOptions, error) {
+// readyRequest checks ready, ready_log and ready_timeout (the plan checks
+// the rest).
+func readyRequest(a BashArgs) (plan.ReadyRequest, error) {
 	if a.ReadyTimeout < 0 || a.ReadyTimeout > maxReadyTimeout {
-		return nil, fmt.Errorf("ready_timeout %v: give seconds from 0 to %d", a.ReadyTimeout, maxReadyTimeout)
+		return plan.ReadyRequest{}, fmt.Errorf("ready_timeout %v: give seconds from 0 to %d", a.ReadyTimeout, maxReadyTimeout)
 	}
 	if !a.Ready && a.ReadyLog == "" {
 		if a.ReadyTimeout != 0 {
-			return nil, fmt.Errorf("ready_timeout bounds ready and ready_log: set one of them")
+			return plan.ReadyRequest{}, fmt.Errorf("ready_timeout bounds ready and ready_log: set one of them")
 		}
-		return nil, nil
+		return plan.ReadyRequest{}, nil
 	}
 	secs := a.ReadyTimeout
 	if secs == 0 {
 		secs = defaultReadyTimeout
 	}
-	r := &shells.ReadyOptions{Timeout: time.Duration(secs * float64(time.Second)), Words: words}
-	if a.Ready {
-		if len(a.Expose) == 0 {
-			return nil, fmt.Errorf("ready waits for exposed ports: add expose, or use ready_log")
-		}
-		for _, e := range a.Expose {
-			ap, err := netrelay.ParseExpose(e)
-			if err != nil {
-				return nil, fmt.Errorf("expose %q: %w", e, err)
-			}
-			r.Ports = append(r.Ports, int(ap.Port()))
-		}
-	}
-	if a.ReadyLog != "" {
-		re, err := regexp.Compile(a.ReadyLog)
-		if err != nil {
-			return nil, fmt.Errorf("ready_log %q is not a valid regular expression (RE2): %w", a.ReadyLog, err)
-		}
-		r.Log = re
-	}
-	return r, nil
+	return plan.ReadyRequest{Ports: a.Ready, Log: a.ReadyLog, Timeout: time.Duration(secs * float64(time.Second))}, nil
 }
 
 // foregroundTask runs a foreground call as a task: a 2025-11-25 client
@@ -292,7 +251,7 @@ func (t *tailBuffer) lastLine() string {
 	}
 	l := string(b)
 	t.mu.Unlock()
-	l = strings.TrimSpace(shells.Visible(l, false))
+	l = strings.TrimSpace(escape.Output(l, false))
 	if utf8.RuneCountInString(l) > maxProgressLine {
 		r := []rune(l)
 		l = "…" + string(r[len(r)-maxProgressLine:])

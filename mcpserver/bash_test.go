@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/cshell/cshell/plan"
 	"github.com/cshell/cshell/shells"
 )
 
@@ -27,24 +28,24 @@ func TestLastLine(t *testing.T) {
 	}
 }
 
-func TestReadyOptions(t *testing.T) {
-	r, err := readyOptions(BashArgs{Ready: true, Expose: []string{"5173", "127.0.0.1:8080"}, ReadyLog: "up$"})
-	if err != nil || len(r.Ports) != 2 || r.Ports[1] != 8080 || r.Log == nil || r.Timeout.Seconds() != defaultReadyTimeout {
-		t.Errorf("readyOptions: %+v, %v", r, err)
+func TestReadyRequest(t *testing.T) {
+	r, err := readyRequest(BashArgs{Ready: true, Expose: []string{"5173"}, ReadyLog: "up$"})
+	if err != nil || !r.Ports || r.Log != "up$" || r.Timeout.Seconds() != defaultReadyTimeout {
+		t.Errorf("readyRequest: %+v, %v", r, err)
 	}
-	if r, err := readyOptions(BashArgs{}); r != nil || err != nil {
+	if r, err := readyRequest(BashArgs{ReadyLog: "x", ReadyTimeout: 2.5}); err != nil || r.Timeout.Seconds() != 2.5 {
+		t.Errorf("ready_timeout 2.5: %+v, %v", r, err)
+	}
+	if r, err := readyRequest(BashArgs{}); r != (plan.ReadyRequest{}) || err != nil {
 		t.Errorf("no ready: %+v, %v", r, err)
 	}
 	for _, a := range []BashArgs{
-		{Ready: true},
-		{ReadyLog: "(x"},
 		{ReadyLog: "x", ReadyTimeout: -1},
 		{ReadyLog: "x", ReadyTimeout: maxReadyTimeout + 1},
 		{ReadyTimeout: 5},
-		{Ready: true, Expose: []string{"bogus"}},
 	} {
-		if _, err := readyOptions(a); err == nil || strings.Contains(err.Error(), "--") {
-			t.Errorf("readyOptions(%+v): %v, want a sentence that names arguments", a, err)
+		if _, err := readyRequest(a); err == nil || strings.Contains(err.Error(), "--") {
+			t.Errorf("readyRequest(%+v): %v, want a sentence that names arguments", a, err)
 		}
 	}
 }

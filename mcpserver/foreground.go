@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cshell/cshell/internal/escape"
 	"github.com/cshell/cshell/shells"
 )
 
@@ -88,7 +89,7 @@ func (s *server) runForeground(ctx context.Context, req *mcp.CallToolRequest, o 
 		r, _, _ := toolError(err)
 		return r
 	}
-	text := shells.Visible(out.String(), false)
+	text := escape.Output(out.String(), false)
 	if out.cut > 0 {
 		text = fmt.Sprintf("[%d characters cut from the start; the last %d follow]\n", out.cut, maxToolOutput) + text
 	}

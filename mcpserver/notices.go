@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cshell/cshell/internal/escape"
 	"github.com/cshell/cshell/mcptasks"
 	"github.com/cshell/cshell/policy"
 	"github.com/cshell/cshell/shells"
@@ -135,7 +136,7 @@ func (s *server) finishTask(tid string) *shells.Meta {
 func (s *server) cancelTask(tid string) {
 	if id, ok := strings.CutPrefix(tid, taskPrefix); ok {
 		if meta, err := s.find(id); err == nil {
-			_, _ = s.m.Kill(meta.ID, syscall.SIGTERM, shells.DefaultGrace)
+			_, _ = s.m.Kill(context.Background(), meta.ID, syscall.SIGTERM, shells.DefaultGrace)
 		}
 		return
 	}
@@ -171,7 +172,7 @@ func (s *server) describeShell(meta *shells.Meta) string {
 func (s *server) noticeText(n shells.Notice) string {
 	var sb strings.Builder
 	if n.Told() {
-		fmt.Fprintf(&sb, "shell %s (%s): %s", n.ID, shells.Sanitize(n.Command), shells.Sanitize(n.Detail))
+		fmt.Fprintf(&sb, "shell %s (%s): %s", n.ID, escape.Line(n.Command), escape.Line(n.Detail))
 		return sb.String()
 	}
 	code := "?"
@@ -180,9 +181,9 @@ func (s *server) noticeText(n shells.Notice) string {
 	}
 	fmt.Fprintf(&sb, "shell %s", n.ID)
 	if n.Name != "" {
-		fmt.Fprintf(&sb, " %q", shells.Sanitize(n.Name))
+		fmt.Fprintf(&sb, " %q", escape.Line(n.Name))
 	}
-	fmt.Fprintf(&sb, " (%s) %s; exit code %s", shells.Sanitize(n.Command), n.StatusLine, code)
+	fmt.Fprintf(&sb, " (%s) %s; exit code %s", escape.Line(n.Command), n.StatusLine, code)
 	if n.Signal != "" {
 		fmt.Fprintf(&sb, ", signal %s", n.Signal)
 	}
@@ -191,7 +192,7 @@ func (s *server) noticeText(n shells.Notice) string {
 		fmt.Fprintf(&sb, "; log: %s", meta.Log)
 	}
 	if len(n.LastLines) > 0 {
-		sb.WriteString("; last lines:\n" + shells.Visible(strings.Join(n.LastLines, "\n"), false))
+		sb.WriteString("; last lines:\n" + escape.Output(strings.Join(n.LastLines, "\n"), false))
 	}
 	return sb.String()
 }
@@ -216,12 +217,12 @@ type EndOfShell struct {
 func (s *server) noticeResult(n shells.Notice, meta *shells.Meta) *mcp.CallToolResult {
 	lines := make([]string, len(n.LastLines))
 	for i, l := range n.LastLines {
-		lines[i] = shells.Visible(l, false)
+		lines[i] = escape.Output(l, false)
 	}
 	ok := meta.Status == shells.StatusExited && meta.ExitCode != nil && *meta.ExitCode == 0
 	return &mcp.CallToolResult{
 		Content: []mcp.Content{&mcp.TextContent{Text: s.noticeText(n)}},
-		StructuredContent: EndOfShell{ID: meta.ID, Name: meta.Name, Command: shells.Sanitize(meta.Command), Status: meta.Status,
+		StructuredContent: EndOfShell{ID: meta.ID, Name: meta.Name, Command: escape.Line(meta.Command), Status: meta.Status,
 			StatusLine: meta.StatusLine, ExitCode: meta.ExitCode, Signal: meta.Signal, RuntimeSeconds: meta.RuntimeSeconds,
 			Log: meta.Log, LastLines: lines},
 		IsError: !ok,

@@ -23,7 +23,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cshell/cshell/internal/escape"
 	"github.com/cshell/cshell/mcptasks"
+	"github.com/cshell/cshell/plan"
 	"github.com/cshell/cshell/policy"
 	"github.com/cshell/cshell/shells"
 )
@@ -71,8 +73,8 @@ type server struct {
 }
 
 // words name the tools' arguments in cshell's sentences.
-var words = &shells.Words{
-	Expose: "expose", Name: "name",
+var words = &plan.Words{
+	Expose: "expose", Name: "name", ReadyLog: "ready_log",
 	ReadFrom: func(id string, from int64) string {
 		return fmt.Sprintf(`bash_output {"bash_id": %q, "from_byte": %d}`, id, from)
 	},
@@ -192,7 +194,7 @@ func toolError(err error) (*mcp.CallToolResult, any, error) {
 	r := &mcp.CallToolResult{}
 	// A sentence may echo what the client or a shell wrote (a cwd, a
 	// name): made visible as output is.
-	r.SetError(errors.New(shells.Sanitize(err.Error())))
+	r.SetError(errors.New(escape.Line(err.Error())))
 	return r, nil, nil
 }
 
@@ -214,11 +216,11 @@ func (s *server) find(ref string) (*shells.Meta, error) {
 				return meta, nil
 			}
 		}
-		return nil, fmt.Errorf("%w named %q among this server's shells; list_shells lists them", shells.ErrNotFound, shells.Sanitize(ref))
+		return nil, fmt.Errorf("%w named %q among this server's shells; list_shells lists them", shells.ErrNotFound, escape.Line(ref))
 	}
 	// Another session's shell is no shell of this server's, said in the
 	// same words as an id that never was: no oracle of other sessions.
-	notHere := fmt.Errorf("%w %s among this server's shells; list_shells lists them", shells.ErrNotFound, shells.Sanitize(ref))
+	notHere := fmt.Errorf("%w %s among this server's shells; list_shells lists them", shells.ErrNotFound, escape.Line(ref))
 	meta, err := s.m.Find(ref)
 	switch {
 	case errors.Is(err, shells.ErrNotFound):

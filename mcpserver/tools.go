@@ -5,12 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cshell/cshell/internal/escape"
+	"github.com/cshell/cshell/plan"
 	"github.com/cshell/cshell/shells"
 )
 
@@ -64,9 +65,9 @@ func (s *server) output(ctx context.Context, _ *mcp.CallToolRequest, a OutputArg
 	}
 	o := shells.OutputOptions{Wait: time.Duration(a.WaitSeconds * float64(time.Second)), FromByte: -1, Words: words}
 	if a.Filter != "" {
-		re, err := regexp.Compile(a.Filter)
+		re, err := plan.CompileRegexp("filter", a.Filter)
 		if err != nil {
-			return toolError(fmt.Errorf("filter %q is not a valid regular expression (RE2): %w", a.Filter, err))
+			return toolError(err)
 		}
 		o.Filter = re
 	}
@@ -87,11 +88,11 @@ func (s *server) output(ctx context.Context, _ *mcp.CallToolRequest, a OutputArg
 	// The structured form is made visible as the text is: a model, or a
 	// host that shows it, meets no terminal sequence either way.
 	data := *r
-	data.Output = shells.Visible(r.Output, false)
+	data.Output = escape.Output(r.Output, false)
 	return withData(s.result(r.Text()), &data), nil, nil
 }
 
-func (s *server) kill(_ context.Context, _ *mcp.CallToolRequest, a KillArgs) (*mcp.CallToolResult, any, error) {
+func (s *server) kill(ctx context.Context, _ *mcp.CallToolRequest, a KillArgs) (*mcp.CallToolResult, any, error) {
 	sig, err := shells.ParseSignal(cmp.Or(a.Signal, "TERM"))
 	if err != nil {
 		return toolError(err)
@@ -107,7 +108,7 @@ func (s *server) kill(_ context.Context, _ *mcp.CallToolRequest, a KillArgs) (*m
 	if err != nil {
 		return toolError(err)
 	}
-	r, err := s.m.Kill(meta.ID, sig, grace)
+	r, err := s.m.Kill(ctx, meta.ID, sig, grace)
 	if err != nil {
 		return toolError(err)
 	}
@@ -127,7 +128,7 @@ func (s *server) list(context.Context, *mcp.CallToolRequest, ListArgs) (*mcp.Cal
 			// What a shell's command or description holds is shown as
 			// output is: no terminal sequence, no direction change.
 			m := *meta
-			m.Command, m.Description = shells.Sanitize(m.Command), shells.Sanitize(m.Description)
+			m.Command, m.Description = escape.Line(m.Command), escape.Line(m.Description)
 			list.Shells = append(list.Shells, &m)
 		}
 	}

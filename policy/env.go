@@ -86,3 +86,26 @@ func CheckEnvPattern(p string) error {
 	}
 	return CheckEnvKey(name)
 }
+
+// SetEnv sets k to v in env (KEY=VALUE entries): the first entry of k is
+// changed in place, else one is added.
+func SetEnv(env []string, k, v string) []string {
+	for i, e := range env {
+		if len(e) > len(k) && e[:len(k)] == k && e[len(k)] == '=' {
+			env[i] = k + "=" + v
+			return env
+		}
+	}
+	return append(env, k+"="+v)
+}
+
+// EnvValue is key's value in env ("" when unset); the last entry wins,
+// as it does for exec.
+func EnvValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}

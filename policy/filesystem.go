@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/cshell/cshell/internal/kind"
 )
 
 // DefaultHidden are the secrets hidden in every shell, relative to each
@@ -471,12 +473,6 @@ func appendNew(list []string, p string) []string {
 	return append(list, p)
 }
 
-// kindError is a sentence for the user that still matches its sentinel.
-type kindError struct{ kind, err error }
-
-func (e *kindError) Error() string   { return e.err.Error() }
-func (e *kindError) Unwrap() []error { return []error{e.kind, e.err} }
-
 // StartDir resolves where the command starts, inside the working
 // directory wd (resolved, as Filesystem.Workdir is); "" is wd itself. The way there is checked without following a symbolic
 // link: a shell can write everything below wd.
@@ -513,11 +509,11 @@ func StartDir(wd, start string) (string, error) {
 }
 
 func pathErr(format string, a ...any) error {
-	return &kindError{ErrPath, fmt.Errorf(format, a...)}
+	return kind.Errorf(ErrPath, format, a...)
 }
 
 func linkedErr(format string, a ...any) error {
-	return &kindError{ErrLinkedPath, fmt.Errorf(format, a...)}
+	return kind.Errorf(ErrLinkedPath, format, a...)
 }
 
 // AddCaches binds caches (package cache) over their places in the home:

@@ -8,6 +8,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/cshell/cshell/internal/kind"
 )
 
 // Limits bound one shell's resources; a zero field is no bound.
@@ -57,14 +59,14 @@ func ParseSize(s string) (int64, error) {
 	}
 	n, err := strconv.ParseFloat(t, 64)
 	if err != nil || math.IsNaN(n) || math.IsInf(n, 0) || strings.ContainsAny(t, "xXpP_") {
-		return 0, &kindError{ErrLimit, fmt.Errorf("%q is not a size; write one such as 512m or 2g (binary units)", s)}
+		return 0, kind.Errorf(ErrLimit, "%q is not a size; write one such as 512m or 2g (binary units)", s)
 	}
 	v := n * mult
 	switch {
 	case v < MinMemory:
-		return 0, &kindError{ErrLimit, fmt.Errorf("%s is below the smallest size cshell takes, 4 MiB (4m)", FormatSize(int64(v)))}
+		return 0, kind.Errorf(ErrLimit, "%s is below the smallest size cshell takes, 4 MiB (4m)", FormatSize(int64(v)))
 	case v > 1<<50:
-		return 0, &kindError{ErrLimit, fmt.Errorf("%q is beyond the largest size cshell takes, 1024t", s)}
+		return 0, kind.Errorf(ErrLimit, "%q is beyond the largest size cshell takes, 1024t", s)
 	}
 	return int64(v), nil
 }

@@ -102,6 +102,11 @@ func (r *Rules) liveGrants() []Grant {
 	return r.grants()
 }
 
+// RulesOf makes rules of parsed allow and deny lists.
+func RulesOf(allow, deny []HostPattern) *Rules {
+	return &Rules{allow: slices.Clone(allow), deny: slices.Clone(deny)}
+}
+
 // NewRules parses allow and deny lists (--allow-host, network.allow,
 // network.deny).
 func NewRules(allow, deny []string) (*Rules, error) {

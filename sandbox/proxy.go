@@ -34,30 +34,20 @@ func PickProxyPort(taken []int) int {
 // the proxy variables name 127.0.0.1:proxyPort, and loopback stays direct.
 func Env(env []string, keepTMPDIR bool, proxyPort int) []string {
 	if !keepTMPDIR {
-		env = setEnv(env, "TMPDIR", "/tmp")
+		env = policy.SetEnv(env, "TMPDIR", "/tmp")
 	}
 	if proxyPort == 0 {
 		return env
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d", proxyPort)
 	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
-		env = setEnv(env, k, url)
+		env = policy.SetEnv(env, k, url)
 	}
 	for _, k := range []string{"NO_PROXY", "no_proxy"} {
-		env = setEnv(env, k, "localhost,127.0.0.1,::1")
+		env = policy.SetEnv(env, k, "localhost,127.0.0.1,::1")
 	}
 	// Node.js (22.21 and later, 24) takes the variables only when asked.
-	return setEnv(env, "NODE_USE_ENV_PROXY", "1")
-}
-
-func setEnv(env []string, k, v string) []string {
-	for i, e := range env {
-		if len(e) > len(k) && e[:len(k)] == k && e[len(k)] == '=' {
-			env[i] = k + "=" + v
-			return env
-		}
-	}
-	return append(env, k+"="+v)
+	return policy.SetEnv(env, "NODE_USE_ENV_PROXY", "1")
 }
 
 // serveProxy listens on the proxy's port inside the shell and serves it

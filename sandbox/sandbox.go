@@ -31,12 +31,11 @@ import (
 
 // Options is one shell to start.
 type Options struct {
-	ID        string // unique among running shells: see NewID
-	Isolation container.Isolation
-	Command   string   // a shell command line, run with bash -c
-	Argv      []string // the program and its arguments, run as given; Command then only says what runs
-	Env       []string
-	FS        policy.Filesystem
+	ID      string   // unique among running shells: see NewID
+	Command string   // a shell command line, run with bash -c
+	Argv    []string // the program and its arguments, run as given; Command then only says what runs
+	Env     []string
+	FS      policy.Filesystem
 
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
@@ -118,20 +117,17 @@ type Sandbox struct {
 // longer allowed.
 var ErrNotExposed = errors.New("no running shell of the session exposes the port")
 
-// Start starts the shell and everything around it; the command runs once
-// every listener inside (the proxy, the reached ports) exists. On an error
+// Start starts the shell with runner (container.New gives the one for an
+// isolation) and everything around it; the command runs once every
+// listener inside (the proxy, the reached ports) exists. On an error
 // nothing is left: the shell is killed, the listeners closed.
-func Start(o Options) (*Sandbox, error) {
+func Start(runner container.Runner, o Options) (*Sandbox, error) {
 	closeListeners := func() {
 		for _, e := range o.Exposes {
 			e.Listener.Close()
 		}
 	}
-	runner, err := container.New(o.Isolation)
-	if err != nil {
-		closeListeners()
-		return nil, err
-	}
+	var err error
 	s := &Sandbox{iso: runner.Isolation()}
 	inside := s.iso == container.Container
 	if !inside {
@@ -182,7 +178,7 @@ func Start(o Options) (*Sandbox, error) {
 		}
 		return nil, err
 	}
-	if inside && container.LimitsEnforcement() == container.ByWatchdog && (o.Limits.Memory > 0 || o.Limits.Pids > 0) {
+	if inside && o.Limits.EnforcedBy == container.ByWatchdog && (o.Limits.Memory > 0 || o.Limits.Pids > 0) {
 		s.dog = startWatchdog(s.sh, o.Limits)
 		s.sh = &watched{Shell: s.sh, dog: s.dog}
 	}

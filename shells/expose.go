@@ -1,78 +1,48 @@
 package shells
 
 import (
-	"encoding/json"
-	"io"
+	"context"
 	"net"
 	"net/netip"
 	"os"
-	"time"
 
 	"github.com/cshell/cshell/container"
+	"github.com/cshell/cshell/control"
 	"github.com/cshell/cshell/netrelay"
+	"github.com/cshell/cshell/plan"
 	"github.com/cshell/cshell/sandbox"
 )
 
-// exposeSpec is one exposed port as the supervisor receives it.
-type exposeSpec struct {
-	Listen string `json:"listen"` // host address, e.g. 127.0.0.1:5173
-	Port   int    `json:"port"`   // the port inside the shell
-	FD     int    `json:"fd"`     // the bound listener, inherited; 0 when not relayed
-}
-
-// bindExposes checks the --expose values and binds the host listeners, so
-// that a port in use refuses the start before anything runs. For shells
-// without a network namespace of their own the ports are only checked
-// (and the listeners closed): their servers bind the host's ports.
-func bindExposes(values []string, public, relay bool, words *Words) ([]netip.AddrPort, []*net.TCPListener, error) {
-	words = wordsOr(words)
-	var addrs []netip.AddrPort
-	var ls []*net.TCPListener
-	fail := func(err error) ([]netip.AddrPort, []*net.TCPListener, error) {
-		for _, l := range ls {
-			l.Close()
-		}
-		return nil, nil, err
-	}
-	seen := map[netip.AddrPort]bool{}
-	for _, v := range values {
-		ap, err := netrelay.ParseExpose(v)
+// bindExposes binds the plan's exposed ports on this machine, so that a
+// port in use refuses the start before anything runs. A shell without a
+// network namespace of its own binds them itself: they are only checked
+// (and closed again).
+func bindExposes(p *plan.Plan) ([]net.Listener, error) {
+	var ls []net.Listener
+	for _, e := range p.Exposes {
+		l, err := netrelay.Bind(e.Listen)
 		if err != nil {
-			return fail(usageErr("%s: %w", words.Expose, err))
+			closeAll(ls)
+			return nil, refusedErr("%v", err)
 		}
-		if netrelay.Public(ap) && !public {
-			if words.ExposePublic == "" {
-				return fail(refusedErr("%s %s listens beyond this machine, which needs consent given on the command line; expose 127.0.0.1:%d", words.Expose, ap, ap.Port()))
-			}
-			return fail(refusedErr("%s %s listens beyond this machine; add %s to consent, or expose 127.0.0.1:%d", words.Expose, ap, words.ExposePublic, ap.Port()))
-		}
-		if seen[ap] {
+		if !p.Namespaced {
+			l.Close()
 			continue
 		}
-		seen[ap] = true
-		l, err := netrelay.Bind(ap)
-		if err != nil {
-			return fail(refusedErr("%v", err))
-		}
-		addrs = append(addrs, ap)
-		if relay {
-			ls = append(ls, l)
-		} else {
-			l.Close()
-		}
+		ls = append(ls, l)
 	}
-	return addrs, ls, nil
+	return ls, nil
 }
 
 // listenerFiles duplicates listeners as files a child can inherit, and
 // closes the listeners.
-func listenerFiles(ls []*net.TCPListener) ([]*os.File, error) {
+func listenerFiles(ls []net.Listener) ([]*os.File, error) {
 	var files []*os.File
 	var err error
 	for _, l := range ls {
 		var f *os.File
 		if err == nil {
-			f, err = l.File()
+			f, err = l.(*net.TCPListener).File()
 		}
 		l.Close()
 		if f != nil {
@@ -121,7 +91,7 @@ func (m *Manager) reaches(session string) []sandbox.Reach {
 		if !validID(id) {
 			continue
 		}
-		info, pid, err := m.askInfo(id)
+		info, pid, err := m.askInfo(context.Background(), id)
 		if err != nil {
 			if meta, err := m.readMeta(id); err == nil && m.refresh(meta).Finished() {
 				_ = m.dir.Remove(exposingName + "/" + id) // stale
@@ -153,22 +123,15 @@ func (m *Manager) reaches(session string) []sandbox.Reach {
 	return out
 }
 
-// askInfo asks a shell's supervisor what it set up.
-func (m *Manager) askInfo(id string) (infoReply, int, error) {
-	var r infoReply
-	c, pid, err := m.dialControl(id)
+// askInfo asks a shell's supervisor what it set up, and its pid.
+func (m *Manager) askInfo(ctx context.Context, id string) (control.Info, int, error) {
+	c, err := m.dialControl(ctx, id)
 	if err != nil {
-		return r, 0, err
+		return control.Info{}, 0, err
 	}
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
-	if err := json.NewEncoder(c).Encode(request{Info: true}); err != nil {
-		return r, 0, err
-	}
-	if err := json.NewDecoder(io.LimitReader(c, maxRequest)).Decode(&r); err != nil {
-		return r, 0, err
-	}
-	return r, pid, nil
+	info, err := c.Info(ctx)
+	return info, c.Pid(), err
 }
 
 // Relayed reports whether an isolation gives the shell a network of its

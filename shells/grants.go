@@ -3,12 +3,12 @@ package shells
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/cshell/cshell/internal/kind"
 	"github.com/cshell/cshell/policy"
 )
 
@@ -63,7 +63,7 @@ func (m *Manager) changeGrants(change func([]Grant) ([]Grant, error)) error {
 			return err
 		}
 		if len(gs) > maxGrants {
-			return &kindError{ErrRefused, fmt.Errorf("%d grants are kept at most; revoke some (cshell allow --revoke)", maxGrants)}
+			return kind.Errorf(ErrRefused, "%d grants are kept at most; revoke some (cshell allow --revoke)", maxGrants)
 		}
 		b, err := json.MarshalIndent(grantsFile{Grants: gs}, "", "  ")
 		if err != nil {
@@ -113,7 +113,7 @@ func (m *Manager) Revoke(session string, patterns []string) error {
 			n := len(gs)
 			gs = slices.DeleteFunc(gs, func(g Grant) bool { return g.Session == session && g.Pattern == p && !g.Deny })
 			if len(gs) == n {
-				return nil, &kindError{ErrNotGranted, fmt.Errorf("%s is not granted to session %s (cshell allow --list shows the grants)", p, session)}
+				return nil, kind.Errorf(ErrNotGranted, "%s is not granted to session %s (cshell allow --list shows the grants)", p, session)
 			}
 		}
 		return gs, nil

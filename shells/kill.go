@@ -1,13 +1,13 @@
 package shells
 
 import (
-	"bufio"
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
-	"io"
 	"syscall"
 	"time"
+
+	"github.com/cshell/cshell/internal/escape"
 )
 
 // KillResult is what kill did to one shell.
@@ -19,7 +19,7 @@ type KillResult struct {
 
 // Text is the line kill prints for a shell it stopped.
 func (r *KillResult) Text() string {
-	s := fmt.Sprintf("killed %s: %s", r.Meta.ID, sanitize(r.Meta.Command))
+	s := fmt.Sprintf("killed %s: %s", r.Meta.ID, escape.Line(r.Meta.Command))
 	if n := len(r.Meta.Escaped); n > 0 {
 		s += fmt.Sprintf("; also killed %d process(es) that had left the shell's process group (pid %s)", n, joinInts(r.Meta.Escaped))
 	}
@@ -27,19 +27,20 @@ func (r *KillResult) Text() string {
 }
 
 // Kill sends sig to the shell's process group, and after grace kills
-// everything left; it returns once the shell is gone.
-func (m *Manager) Kill(ref string, sig syscall.Signal, grace time.Duration) (*KillResult, error) {
+// everything left; it returns once the shell is gone, or when ctx ends
+// (the supervisor still stops the shell).
+func (m *Manager) Kill(ctx context.Context, ref string, sig syscall.Signal, grace time.Duration) (*KillResult, error) {
 	meta, err := m.Find(ref)
 	if err != nil {
 		return nil, err
 	}
-	return m.kill(meta, sig, grace)
+	return m.kill(ctx, meta, sig, grace)
 }
 
 // KillSession stops every running shell of a session, all at once: one
 // that cannot be reached does not keep the others running. Each result
 // says what happened to its shell; the error names every failure.
-func (m *Manager) KillSession(session string, sig syscall.Signal, grace time.Duration) ([]*KillResult, error) {
+func (m *Manager) KillSession(ctx context.Context, session string, sig syscall.Signal, grace time.Duration) ([]*KillResult, error) {
 	if err := CheckSession(session); err != nil {
 		return nil, err
 	}
@@ -53,7 +54,7 @@ func (m *Manager) KillSession(session string, sig syscall.Signal, grace time.Dur
 	done := make(chan int)
 	for i, meta := range targets {
 		go func() {
-			r, err := m.kill(meta, sig, grace)
+			r, err := m.kill(ctx, meta, sig, grace)
 			if err != nil {
 				r = &KillResult{Meta: meta, Err: err}
 			}
@@ -73,11 +74,15 @@ func (m *Manager) KillSession(session string, sig syscall.Signal, grace time.Dur
 	return out, errors.Join(errs...)
 }
 
-func (m *Manager) kill(meta *Meta, sig syscall.Signal, grace time.Duration) (*KillResult, error) {
+// confirmWait is how long past its grace a kill waits for the supervisor
+// to confirm the end: the time to record it.
+const confirmWait = 30 * time.Second
+
+func (m *Manager) kill(ctx context.Context, meta *Meta, sig syscall.Signal, grace time.Duration) (*KillResult, error) {
 	if meta.Finished() {
 		return &KillResult{Meta: meta, AlreadyFinished: true}, nil
 	}
-	c, _, err := m.dialControl(meta.ID)
+	c, err := m.dialControl(ctx, meta.ID)
 	if err != nil {
 		// The supervisor is gone or not yet listening: look again.
 		time.Sleep(50 * time.Millisecond)
@@ -87,15 +92,13 @@ func (m *Manager) kill(meta *Meta, sig syscall.Signal, grace time.Duration) (*Ki
 		return nil, fmt.Errorf("cannot stop shell %s: %w", meta.ID, err)
 	}
 	defer c.Close()
-	_ = c.SetWriteDeadline(time.Now().Add(replyTimeout))
-	if err := json.NewEncoder(c).Encode(request{Signal: sig, Grace: grace}); err != nil {
-		return nil, fmt.Errorf("ask shell %s's supervisor to stop it: %w", meta.ID, err)
-	}
 	// The supervisor answers once the shell is gone: after the grace
 	// period at most, plus the time to record the end.
-	_ = c.SetReadDeadline(time.Now().Add(grace + 30*time.Second))
-	line, err := bufio.NewReader(io.LimitReader(c, maxMeta)).ReadBytes('\n')
-	if err != nil {
+	var final Meta
+	if err := c.Kill(ctx, sig, grace, confirmWait, &final); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("stopped waiting for shell %s to end (%w); its supervisor goes on stopping it", meta.ID, ctx.Err())
+		}
 		// The supervisor died while stopping it; the shell died with it.
 		cur, err2 := m.Find(meta.ID)
 		if err2 == nil && cur.Finished() {
@@ -103,8 +106,7 @@ func (m *Manager) kill(meta *Meta, sig syscall.Signal, grace time.Duration) (*Ki
 		}
 		return nil, fmt.Errorf("shell %s's supervisor did not confirm the stop: %w", meta.ID, err)
 	}
-	var final Meta
-	if err := json.Unmarshal(line, &final); err != nil || final.ID != meta.ID {
+	if final.ID != meta.ID {
 		return nil, fmt.Errorf("shell %s's supervisor answered something else than its end", meta.ID)
 	}
 	final.fill(time.Now())

@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/cshell/cshell/control"
 	"github.com/cshell/cshell/policy"
 )
 
@@ -20,11 +21,9 @@ const (
 	StatusLost     = "lost"      // its supervisor died
 )
 
-// Exposed is one relayed port.
-type Exposed struct {
-	Listen string `json:"listen"`
-	Port   int    `json:"port"`
-}
+// Exposed is one relayed port: the host address and the port inside, as
+// the record and the supervisor's control socket tell it.
+type Exposed = control.Port
 
 // Meta is a shell's record, meta.json in its folder: everything ps --json
 // shows, and the supervisor's identity. Written whole and atomically.

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cshell/cshell/internal/escape"
 	"github.com/cshell/cshell/policy"
 )
 
@@ -158,7 +159,7 @@ func printableHost(h string) string {
 	if len(h) > 255 {
 		h = h[:255]
 	}
-	return sanitize(h)
+	return escape.Line(h)
 }
 
 // Bounds of a notice: whatever the shell printed, a notice stays small

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cshell/cshell/internal/escape"
+	"github.com/cshell/cshell/plan"
 	"github.com/cshell/cshell/policy"
 )
 
@@ -33,7 +35,7 @@ type OutputOptions struct {
 	Filter   *regexp.Regexp // keep matching lines only
 	FromByte int64          // read from this absolute byte; -1: from the read position
 	Color    bool           // Text keeps colour codes (for a terminal that asked)
-	Words    *Words         // how the notes tell to read on; nil: the command line's
+	Words    *plan.Words    // how the notes tell to read on; nil: the command line's
 }
 
 // OutputResult is what one read returns; the JSON form is docs/cli.md's.
@@ -80,7 +82,7 @@ func (m *Manager) Output(ctx context.Context, ref string, o OutputOptions) (*Out
 		first = false
 	}
 	explicit := o.FromByte >= 0
-	words := wordsOr(o.Words)
+	words := o.Words.Or()
 
 	v, err := openLogView(dir)
 	if err != nil {
@@ -143,7 +145,7 @@ func (m *Manager) Output(ctx context.Context, ref string, o OutputOptions) (*Out
 		to = c.scanned
 	}
 	r.raw, r.FromByte, r.ToByte = string(c.out), from, to
-	r.Output = validUTF8(r.raw)
+	r.Output = escape.ValidUTF8(r.raw)
 
 	// New violations follow the output, at most maxRead bytes of them a
 	// read; a line longer than that (none is written so long now) is
@@ -314,7 +316,7 @@ func (r *OutputResult) Text() string {
 	for _, n := range r.Notes {
 		sb.WriteString(n + "\n")
 	}
-	out := visible(r.raw, r.color)
+	out := escape.Output(r.raw, r.color)
 	sb.WriteString(out)
 	if out != "" && !strings.HasSuffix(out, "\n") {
 		sb.WriteString("\n")

@@ -3,12 +3,14 @@ package shells
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/cshell/cshell/plan"
 )
 
 // ReadyOptions says what "ready" means for a shell.
@@ -16,7 +18,7 @@ type ReadyOptions struct {
 	Ports   []int          // accept a connection inside the shell; nil: none
 	Log     *regexp.Regexp // a line of output matches; nil: none
 	Timeout time.Duration
-	Words   *Words // nil: the command line's
+	Words   *plan.Words // nil: the command line's
 }
 
 // ErrNotReady means the timeout passed first; the shell keeps running.
@@ -52,7 +54,7 @@ func (m *Manager) WaitReady(ctx context.Context, ref string, o ReadyOptions) (*M
 			logReady, logPos, carry = m.scanLog(meta.ID, o.Log, logPos, carry)
 		}
 		if !portsReady {
-			portsReady = m.probe(meta.ID, o.Ports)
+			portsReady = m.probe(ctx, meta.ID, o.Ports)
 		}
 		if portsReady && logReady {
 			return meta, nil
@@ -69,7 +71,7 @@ func (m *Manager) WaitReady(ctx context.Context, ref string, o ReadyOptions) (*M
 				what = append(what, fmt.Sprintf("no line of output matches %q", o.Log.String()))
 			}
 			return meta, &readyError{fmt.Sprintf("shell %s is not ready after %s: %s; it keeps running (%s shows why)",
-				meta.ID, o.Timeout, strings.Join(what, ", and "), wordsOr(o.Words).Show(meta.ID)), ErrNotReady}
+				meta.ID, o.Timeout, strings.Join(what, ", and "), o.Words.Or().Show(meta.ID)), ErrNotReady}
 		}
 		time.Sleep(50 * time.Millisecond)
 		if meta, err = m.Find(meta.ID); err != nil {
@@ -120,26 +122,14 @@ func (m *Manager) scanLog(id string, re *regexp.Regexp, pos int64, carry []byte)
 }
 
 // probe asks the supervisor whether the ports accept connections.
-func (m *Manager) probe(id string, ports []int) bool {
-	c, _, err := m.dialControl(id)
+func (m *Manager) probe(ctx context.Context, id string, ports []int) bool {
+	c, err := m.dialControl(ctx, id)
 	if err != nil {
 		return false
 	}
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	if err := json.NewEncoder(c).Encode(request{Probe: ports}); err != nil {
-		return false
-	}
-	var r probeReply
-	if err := json.NewDecoder(c).Decode(&r); err != nil || len(r.Ready) != len(ports) {
-		return false
-	}
-	for _, ok := range r.Ready {
-		if !ok {
-			return false
-		}
-	}
-	return true
+	ready, err := c.Probe(ctx, ports)
+	return err == nil && !slices.Contains(ready, false)
 }
 
 func joinInts(ns []int) string {

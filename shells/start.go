@@ -1,104 +1,134 @@
 package shells
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
+	"slices"
 	"time"
 
-	"github.com/cshell/cshell/policy"
+	"github.com/cshell/cshell/plan"
 )
 
-// StartOptions is one `cshell run -d`.
-type StartOptions struct {
-	RunOptions
-	Name        string
-	OwnerPid    int
-	Description string
-}
-
-// Started is the answer to run -d: the shell's record, and its output
-// when it ended before the answer.
+// Started is the answer to a background start: the shell's record, its
+// output when it ended before the answer, and how the wait for its
+// readiness went.
 type Started struct {
 	Meta   *Meta
-	Output string
+	Output string // when it ended before the answer: its last output
+	// Waited: the start waited until the shell was ready (ReadyAfter),
+	// or gave up (NotReady: ErrNotReady, naming what was not ready, or
+	// the context's error; the shell runs on either way).
+	Waited     bool
+	ReadyAfter time.Duration
+	NotReady   error
+	// Direct: the shell shares this machine's network, so its exposed
+	// ports are reached directly, with no relay.
+	Direct bool
 }
 
 // answerTimeout bounds the wait for the supervisor's word. The answer
 // normally comes within earlyWindow plus the sandbox's start.
 const answerTimeout = 10 * time.Second
 
-// Start validates everything, allocates the shell and starts its
-// supervisor; it returns once the supervisor says the shell runs, or ended.
-func (m *Manager) Start(o StartOptions) (*Started, error) {
+// Start plans the shell (every check), allocates it, starts its
+// supervisor and returns once the supervisor says the shell runs or
+// ended; with a readiness asked for, once it is ready, or the wait ends
+// (its timeout, or ctx). A shell that ended before the answer is
+// answered with its end.
+func (m *Manager) Start(ctx context.Context, o RunOptions) (*Started, error) {
+	o.Purpose = plan.Background
 	if o.StateDir == "" {
 		o.StateDir = m.path // its shells keep their grants here
 	}
-	p, err := prepare(o.RunOptions, "cshell run -d -- COMMAND", exposePorts(o.Expose))
+	p, err := plan.New(o.Request, hostFacts(o.FS.Home, nil))
 	if err != nil {
 		return nil, err
 	}
-	defer p.done() // the supervisor holds the caches in use from its start
-	cfg, command, env, fsys, allow := p.cfg, p.command, p.env, p.fsys, p.allow
-	if err := checkName(o.Name, wordsOr(o.Words).Name); err != nil {
-		return nil, err
-	}
-	if o.OwnerPid != 0 && (o.OwnerPid < 0 || !processAlive(o.OwnerPid, 0)) {
-		return nil, usageErr("--owner-pid %d: no such process", o.OwnerPid)
-	}
-	if o.Session == "" {
-		o.Session = DefaultSession()
-	}
-	if err := CheckSession(o.Session); err != nil {
-		return nil, err
-	}
-	grace := o.Grace
-	if grace == 0 {
-		grace = DefaultGrace
-	}
-	relay := relayed(o.Isolation)
-	addrs, ls, err := bindExposes(o.Expose, o.ExposePublic, relay, o.Words)
+	defer p.Release() // the supervisor holds the caches in use from its start
+	warn(o.Stderr, p.Warnings)
+	ls, err := bindExposes(p)
 	if err != nil {
 		return nil, err
 	}
-	listeners, err := listenerFiles(ls)
+	files, err := listenerFiles(ls)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
-		for _, f := range listeners {
+		for _, f := range files {
 			f.Close() // the supervisor has its own copies
 		}
 	}()
-	exposes := make([]exposeSpec, len(addrs))
-	exposed := make([]Exposed, len(addrs))
-	for i, ap := range addrs {
-		exposes[i] = exposeSpec{Listen: ap.String(), Port: int(ap.Port())}
-		if relay {
-			exposes[i].FD = firstListenerFD + i
-		}
-		exposed[i] = Exposed{Listen: ap.String(), Port: int(ap.Port())}
+	meta, err := m.allocate(p)
+	if err != nil {
+		return nil, err
 	}
+	inherit := files
+	if lock := p.CacheLock(); lock != nil {
+		inherit = append(slices.Clip(files), lock) // Release closes it
+	}
+	if err := m.spawn(ctx, meta.ID, p, inherit); err != nil {
+		_ = m.dir.RemoveAll(shellFile(meta.ID))
+		_ = m.dir.Remove(exposingName + "/" + meta.ID)
+		return nil, err
+	}
+	if meta, err = m.readMeta(meta.ID); err != nil {
+		return nil, err
+	}
+	st := &Started{Meta: meta, Direct: !p.Namespaced}
+	if !meta.Finished() && p.Ready != nil {
+		st.Waited = true
+		if o.Waiting != nil {
+			o.Waiting(meta.ID, p.Ready)
+		}
+		start := time.Now()
+		meta, err = m.WaitReady(ctx, meta.ID, readyOf(p.Ready, o.Words))
+		switch {
+		case errors.Is(err, ErrEnded):
+		case err != nil:
+			st.NotReady = err
+		default:
+			st.ReadyAfter = time.Since(start)
+		}
+		if meta != nil {
+			st.Meta = meta
+		}
+	}
+	if st.Meta.Finished() {
+		st.Meta, st.Output = m.Ended(st.Meta.ID)
+		st.NotReady = nil
+	}
+	return st, nil
+}
 
+// readyOf is the readiness a plan waits for, compiled.
+func readyOf(r *plan.Ready, w *plan.Words) ReadyOptions {
+	o := ReadyOptions{Ports: r.Ports, Timeout: r.Timeout, Words: w}
+	if r.Log != "" {
+		o.Log, _ = plan.CompileRegexp("", r.Log) // checked by the plan
+	}
+	return o
+}
+
+// allocate records a new shell of the plan, under the state dir's lock:
+// within the concurrency limit, its name free among running shells.
+func (m *Manager) allocate(p *plan.Plan) (*Meta, error) {
 	var meta *Meta
-	err = m.withLock(func() error {
+	err := m.withLock(func() error {
 		running := 0
 		for _, s := range m.List() {
 			if s.Finished() {
 				continue
 			}
 			running++
-			if o.Name != "" && s.Name == o.Name {
-				return refusedErr("a running shell (%s) is already named %q; pick another name or stop it", s.ID, o.Name)
+			if p.Name != "" && s.Name == p.Name {
+				return refusedErr("a running shell (%s) is already named %q; pick another name or stop it", s.ID, p.Name)
 			}
 		}
-		if limit := cfg.MaxConcurrent(); running >= limit {
-			where := fmt.Sprintf("%d by default", policy.DefaultMaxConcurrent)
-			if cfg.Shells.MaxConcurrent != nil {
-				where = "set by the configuration"
-			}
-			return refusedErr("%d shells are running, the limit (shells.maxConcurrent, %s); stop one with cshell kill, or raise shells.maxConcurrent in %s", limit, where, configFileFor(o.ConfigFile))
+		if err := p.CheckRunning(running); err != nil {
+			return err
 		}
 		id, err := m.nextID()
 		if err != nil {
@@ -107,58 +137,37 @@ func (m *Manager) Start(o StartOptions) (*Started, error) {
 		if err := m.dir.Mkdir(shellFile(id), 0o700); err != nil {
 			return err
 		}
-		meta = &Meta{
-			ID: id, Name: o.Name, Session: o.Session, Command: command, Description: o.Description, Status: StatusStarting,
-			StartedAt: time.Now(), Log: m.logPath(id), Exposed: exposed,
-			AllowHosts: append([]string{}, allow...), Workdir: fsys.Workdir,
-			Isolation: string(o.Isolation), Timeout: o.Timeout.Seconds(), AllowUserns: p.userns,
-		}
-		if !p.limits.Empty() {
-			l := p.limits
-			meta.Limits = &l
-		}
+		meta = newMeta(id, p, m.logPath(id))
 		for _, f := range []string{logName, violationsName} {
 			if err := m.dir.WriteFile(shellFile(id, f), nil, 0o600); err != nil {
 				return err
 			}
 		}
-		if relay && len(exposed) > 0 {
+		if p.Namespaced && len(p.Exposes) > 0 {
 			if err := m.markExposing(id); err != nil {
 				return err
 			}
 		}
 		return m.writeMeta(meta)
 	})
-	if err != nil {
-		return nil, err
+	return meta, err
+}
+
+// newMeta is the first record of a planned shell.
+func newMeta(id string, p *plan.Plan, log string) *Meta {
+	meta := &Meta{
+		ID: id, Name: p.Name, Session: p.Session, Command: p.Command, Description: p.Description, Status: StatusStarting,
+		StartedAt: time.Now(), Log: log, Exposed: []Exposed{}, AllowHosts: p.AllowHosts(), Workdir: p.FS.Workdir,
+		Isolation: string(p.Isolation), Timeout: p.Timeout.Seconds(), AllowUserns: p.AllowUserNamespaces,
 	}
-	spec := supervisorSpec{
-		Command: command, Argv: p.argv, Env: env, FS: fsys, Isolation: o.Isolation, Timeout: o.Timeout,
-		Grace: grace, OwnerPid: o.OwnerPid, MaxLogBytes: cfg.MaxLogBytes(), MaxConnections: cfg.MaxConnections(), Notify: cfg.Notify(),
-		Session: o.Session, Exposes: exposes, Allow: allow, Deny: cfg.Network.Deny, CloudMetadata: cfg.CloudMetadata(), ProxyPort: p.proxyPort,
-		Grants: p.grants, AskSeconds: int(p.ask / time.Second), Hosts: p.hosts,
-		Limits: p.limits, AllowUserns: p.userns, CacheMaxBytes: cfg.CacheMaxBytes(), QuietWrites: !cfg.TellRefusedWrites(),
+	for _, e := range p.Exposes {
+		meta.Exposed = append(meta.Exposed, Exposed{Listen: e.Listen.String(), Port: int(e.Port)})
 	}
-	files := listeners
-	if p.cache != nil {
-		spec.CacheLockFD = firstListenerFD + len(files)
-		spec.CacheRoot = p.cache.Root()
-		files = append(files[:len(files):len(files)], p.cache.LockFile())
+	if !p.Limits.Empty() {
+		l := p.Limits
+		meta.Limits = &l
 	}
-	if err := m.spawn(meta.ID, spec, files); err != nil {
-		_ = m.dir.RemoveAll(shellFile(meta.ID))
-		_ = m.dir.Remove(exposingName + "/" + meta.ID)
-		return nil, err
-	}
-	meta, err = m.readMeta(meta.ID)
-	if err != nil {
-		return nil, err
-	}
-	st := &Started{Meta: meta}
-	if meta.Finished() {
-		st.Meta, st.Output = m.Ended(meta.ID)
-	}
-	return st, nil
+	return meta
 }
 
 // Ended returns a finished shell's record and its last output (64 KiB at
@@ -180,29 +189,6 @@ func (m *Manager) Ended(id string) (*Meta, string) {
 	return meta, out
 }
 
-// checkName refuses names that cannot be told from ids or from "all",
-// that would not print as themselves, or that are long.
-func checkName(name, flag string) error {
-	if name == "" {
-		return nil
-	}
-	if _, err := strconv.Atoi(name); err == nil || strings.ContainsAny(name, " /") || hasControl(name) ||
-		strings.HasPrefix(name, "-") || name == "all" || len(name) > 64 || taskLike(name) {
-		return usageErr("%s %q: a name has at most 64 characters, no spaces, slashes or control characters, does not start with -, and is neither a number, \"all\", nor shell-N or call-N (the MCP server's task ids)", flag, sanitize(name))
-	}
-	return nil
-}
-
-// CheckSession refuses session names with slashes, control characters or
-// dots alone, and long ones: a session name travels into records, notices
-// and messages.
-func CheckSession(s string) error {
-	if s == "" || strings.Contains(s, "/") || hasControl(s) || strings.Trim(s, ".") == "" || len(s) > 64 {
-		return usageErr("session %q: a session name has 1 to 64 characters, none a slash or a control character, and is not only dots", sanitize(s))
-	}
-	return nil
-}
-
 // DefaultSession is $CSHELL_SESSION, else "default".
 func DefaultSession() string {
 	if s := os.Getenv("CSHELL_SESSION"); s != "" {
@@ -211,23 +197,70 @@ func DefaultSession() string {
 	return "default"
 }
 
-// configFileFor names the global configuration file in a sentence.
-func configFileFor(path string) string {
-	if path == "" {
-		return "the global configuration file"
-	}
-	return path
-}
+// CheckSession refuses session names that cannot be one (plan.CheckSession).
+func CheckSession(s string) error { return plan.CheckSession(s) }
 
-// taskLike reports whether name reads as an MCP task id (shell-N,
-// call-N), which the MCP server takes for the task's shell.
-func taskLike(name string) bool {
-	for _, p := range []string{"shell-", "call-"} {
-		if rest, ok := strings.CutPrefix(name, p); ok {
-			if _, err := strconv.Atoi(rest); err == nil {
-				return true
-			}
+// Lines are the answer's lines for a person or a model: what started
+// (or how it ended, with its output), where its log is, what is exposed,
+// and how long readiness took.
+func (s *Started) Lines() string {
+	m := s.Meta
+	if m.Finished() {
+		before := ""
+		if s.Waited {
+			before = " before it was ready"
+		}
+		return fmt.Sprintf("shell %s %s%s\nlog: %s\n", m.ID, m.StatusLine, before, m.Log) + s.Output
+	}
+	text := fmt.Sprintf("started shell %s (pid %d)\n", m.ID, m.Pid)
+	if m.Name != "" {
+		text += fmt.Sprintf("name: %s\n", m.Name)
+	}
+	text += fmt.Sprintf("log: %s\n", m.Log)
+	for _, e := range m.Exposed {
+		if s.Direct {
+			text += fmt.Sprintf("exposed: %s -> %d (no relay: the shell shares this machine's network, so its server is reachable directly)\n", e.Listen, e.Port)
+		} else {
+			text += fmt.Sprintf("exposed: %s -> %d\n", e.Listen, e.Port)
 		}
 	}
-	return false
+	if s.Waited && s.NotReady == nil {
+		text += fmt.Sprintf("ready after %.1fs\n", s.ReadyAfter.Seconds())
+	}
+	return text
+}
+
+// Answer is run -d's answer in JSON (docs/cli.md): the record's fields,
+// and for a shell that ended before the answer, its end and output.
+type Answer struct {
+	ID              string    `json:"id"`
+	Name            string    `json:"name"`
+	Status          string    `json:"status"`
+	Pid             int       `json:"pid"`
+	Log             string    `json:"log"`
+	Exposed         []Exposed `json:"exposed"`
+	ExposedDirectly bool      `json:"exposed_directly,omitempty"`
+	ReadySeconds    *float64  `json:"ready_seconds,omitempty"`
+	ExitCode        *int      `json:"exit_code,omitempty"`
+	Signal          *string   `json:"signal,omitempty"`
+	StatusLine      *string   `json:"status_line,omitempty"`
+	Output          *string   `json:"output,omitempty"`
+}
+
+// Answer is the JSON answer.
+func (s *Started) Answer() Answer {
+	m := s.Meta
+	a := Answer{ID: m.ID, Name: m.Name, Status: m.Status, Pid: m.Pid, Log: m.Log, Exposed: m.Exposed,
+		ExposedDirectly: s.Direct && len(m.Exposed) > 0}
+	if a.Exposed == nil {
+		a.Exposed = []Exposed{}
+	}
+	if s.Waited && s.NotReady == nil && !m.Finished() {
+		secs := s.ReadyAfter.Seconds()
+		a.ReadySeconds = &secs
+	}
+	if m.Finished() {
+		a.ExitCode, a.Signal, a.StatusLine, a.Output = m.ExitCode, &m.Signal, &m.StatusLine, &s.Output
+	}
+	return a
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cshell/cshell/internal/escape"
+	"github.com/cshell/cshell/internal/kind"
 	"github.com/cshell/cshell/internal/safefs"
 )
 
@@ -19,7 +21,7 @@ import (
 var ErrNotFound = errors.New("no such shell")
 
 // ErrRefused means the start was refused: shells disabled, limit reached.
-var ErrRefused = errors.New("refused")
+var ErrRefused = kind.Refused
 
 // StateDir picks the state directory: the flag, else $CSHELL_STATE_DIR,
 // else $XDG_STATE_HOME/cshell, else ~/.local/state/cshell.
@@ -172,7 +174,7 @@ func lockIn(d *safefs.Dir, rel, what string) (func(), error) {
 			if holder == "" {
 				holder = "another process"
 			}
-			return nil, &kindError{ErrBusy, fmt.Errorf("%s is locked by %s for more than %s; if that process hangs, stop it and try again", what, sanitize(holder), lockWait)}
+			return nil, kind.Errorf(ErrBusy, "%s is locked by %s for more than %s; if that process hangs, stop it and try again", what, escape.Line(holder), lockWait)
 		}
 		time.Sleep(pause)
 		pause = min(2*pause, 50*time.Millisecond)
@@ -270,7 +272,7 @@ func (m *Manager) Find(ref string) (*Meta, error) {
 		}
 	}
 	if found == nil {
-		return nil, fmt.Errorf("%w named %q", ErrNotFound, sanitize(ref))
+		return nil, fmt.Errorf("%w named %q", ErrNotFound, escape.Line(ref))
 	}
 	return found, nil
 }
@@ -305,21 +307,8 @@ func (m *Manager) refresh(meta *Meta) *Meta {
 	return meta
 }
 
-// kindError is a sentence for the user that still matches its sentinel:
-// errors.Is(err, ErrUsage) holds, and its text is the sentence alone.
-type kindError struct{ kind, err error }
+func usageErr(format string, a ...any) error { return kind.Errorf(ErrUsage, format, a...) }
 
-func (e *kindError) Error() string   { return e.err.Error() }
-func (e *kindError) Unwrap() []error { return []error{e.kind, e.err} }
+func refusedErr(format string, a ...any) error { return kind.Errorf(ErrRefused, format, a...) }
 
-func usageErr(format string, a ...any) error {
-	return &kindError{ErrUsage, fmt.Errorf(format, a...)}
-}
-
-func refusedErr(format string, a ...any) error {
-	return &kindError{ErrRefused, fmt.Errorf(format, a...)}
-}
-
-func stateDirErr(format string, a ...any) error {
-	return &kindError{ErrStateDir, fmt.Errorf(format, a...)}
-}
+func stateDirErr(format string, a ...any) error { return kind.Errorf(ErrStateDir, format, a...) }

@@ -3,12 +3,10 @@ package shells
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/netip"
 	"os"
 	"os/signal"
 	"sync"
@@ -16,8 +14,9 @@ import (
 	"time"
 
 	"github.com/cshell/cshell/container"
+	"github.com/cshell/cshell/control"
 	"github.com/cshell/cshell/internal/safefs"
-	"github.com/cshell/cshell/policy"
+	"github.com/cshell/cshell/plan"
 	"github.com/cshell/cshell/sandbox"
 )
 
@@ -30,12 +29,9 @@ const SuperviseArg = "__supervise"
 const (
 	answerFD        = 3 // its one word to run -d (it writes)
 	stateDirFD      = 4 // the state dir, as run -d opened and checked it
-	specFD          = 5 // its spec (it reads to EOF): never on disk, as it holds the environment
-	firstListenerFD = 6 // the bound --expose listeners, in order
+	planFD          = 5 // the shell's plan (it reads to EOF): never on disk, as it holds the environment
+	firstListenerFD = 6 // the bound exposed ports, in the plan's order, then the caches' lock
 )
-
-// maxSpec bounds the spec a supervisor reads.
-const maxSpec = 8 << 20
 
 // earlyWindow is how long the supervisor watches a new shell before it
 // answers "running": a command that ends within it (a typo, a missing
@@ -46,91 +42,46 @@ const earlyWindow = 30 * time.Millisecond
 // after each request, before it lets go of the pages its start touched.
 const settleTime = 250 * time.Millisecond
 
-// Bounds of the control socket: a client has this long to send its
-// request, and the supervisor this long to write an answer.
-const (
-	requestTimeout = 5 * time.Second
-	replyTimeout   = 2 * time.Second
-	maxRequest     = 64 << 10
-)
-
-// supervisorSpec is what run -d hands to its supervisor.
-type supervisorSpec struct {
-	Command        string                `json:"command"`
-	Argv           []string              `json:"argv,omitempty"`
-	Env            []string              `json:"env"`
-	FS             policy.Filesystem     `json:"fs"`
-	Isolation      container.Isolation   `json:"isolation"`
-	Timeout        time.Duration         `json:"timeout"`
-	Grace          time.Duration         `json:"grace"`
-	OwnerPid       int                   `json:"owner_pid"`
-	MaxLogBytes    int64                 `json:"max_log_bytes"`
-	MaxConnections int                   `json:"max_connections"`
-	Notify         string                `json:"notify"`
-	Session        string                `json:"session"`
-	Exposes        []exposeSpec          `json:"exposes"`
-	Allow          []string              `json:"allow"` // hosts for the proxy; none (and no grants): no proxy
-	Deny           []string              `json:"deny"`
-	CloudMetadata  bool                  `json:"cloud_metadata,omitempty"` // network.allowCloudMetadata
-	ProxyPort      int                   `json:"proxy_port"`
-	Grants         bool                  `json:"grants"`          // the session's grants reach the shell
-	AskSeconds     int                   `json:"ask_seconds"`     // how long a refused request waits for a grant
-	Hosts          map[string]netip.Addr `json:"hosts,omitempty"` // --add-host
-	Limits         policy.Limits         `json:"limits"`
-	AllowUserns    bool                  `json:"allow_userns"`
-	QuietWrites    bool                  `json:"quiet_writes,omitempty"` // sandbox.tellRefusedWrites false
-	// CacheLockFD holds the working directory's caches in use while the
-	// shell runs (0: no caches); at its end the caches in CacheRoot are
-	// kept within CacheMaxBytes.
-	CacheLockFD   int    `json:"cache_lock_fd,omitempty"`
-	CacheRoot     string `json:"cache_root,omitempty"`
-	CacheMaxBytes int64  `json:"cache_max_bytes,omitempty"`
-}
-
 // answer is the supervisor's one word to run -d, on fd 3.
 type answer struct {
 	Status string `json:"status"` // running, ended, or failed
 	Error  string `json:"error,omitempty"`
 }
 
-// request arrives on the control socket: a kill (Signal set), a probe of
-// ports inside the shell (Probe set), or a question about the shell (Info).
-type request struct {
-	Signal syscall.Signal `json:"signal,omitempty"`
-	Grace  time.Duration  `json:"grace,omitempty"`
-	Probe  []int          `json:"probe,omitempty"`
-	Info   bool           `json:"info,omitempty"`
-}
-
-// probeReply says which probed ports accept connections, in order.
-type probeReply struct {
-	Ready []bool `json:"ready"`
-}
-
-// infoReply is what the supervisor itself set up: the session and the
-// host addresses it listens on. Others take these from here, never from a
-// record.
-type infoReply struct {
-	Session string    `json:"session"`
-	Exposed []Exposed `json:"exposed"`
+// inherited is what run -d hands its supervisor: the answer's pipe, the
+// state dir, the plan, and the files after them (the exposed ports'
+// listeners, the caches' lock), the i-th as file(i).
+type inherited struct {
+	answer   io.WriteCloser
+	stateDir *os.File
+	plan     io.ReadCloser
+	file     func(i int, name string) *os.File
 }
 
 // Supervise is the supervisor's main: it runs one shell to its end and
 // returns the process exit code. args are STATE_DIR ID.
 func Supervise(args []string) int {
-	answerFile := os.NewFile(answerFD, "answer")
+	return supervise(args, inherited{
+		answer:   os.NewFile(answerFD, "answer"),
+		stateDir: os.NewFile(stateDirFD, "state dir"),
+		plan:     os.NewFile(planFD, "plan"),
+		file:     func(i int, name string) *os.File { return os.NewFile(uintptr(firstListenerFD+i), name) },
+	})
+}
+
+func supervise(args []string, in inherited) int {
 	say := func(a answer) {
-		if answerFile != nil {
-			_ = json.NewEncoder(answerFile).Encode(a)
-			answerFile.Close()
-			answerFile = nil
+		if in.answer != nil {
+			_ = json.NewEncoder(in.answer).Encode(a)
+			in.answer.Close()
+			in.answer = nil
 		}
 	}
 	if len(args) != 2 || !validID(args[1]) {
 		say(answer{Status: "failed", Error: "supervisor: want STATE_DIR ID"})
 		return 2
 	}
-	m, err := openInherited(os.NewFile(stateDirFD, "state dir"), args[0], nil)
+	m, err := openInherited(in.stateDir, args[0], nil)
 	if err != nil {
 		say(answer{Status: "failed", Error: err.Error()})
 		return 1
@@ -139,7 +90,7 @@ func Supervise(args []string) int {
 	defer logf.Close()
 	m.log = slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelDebug})).With("role", "supervisor", "shell", args[1])
 	s := &supervisor{m: m, id: args[1], say: say}
-	if err := s.run(); err != nil {
+	if err := s.run(in); err != nil {
 		m.log.Error("the shell did not start", "err", err)
 		say(answer{Status: "failed", Error: err.Error()})
 		_ = m.dir.RemoveAll(shellFile(s.id))
@@ -162,10 +113,7 @@ func (c *cappedFile) Write(p []byte) (int, error) {
 	if c.f == nil || c.left <= 0 {
 		return len(p), nil
 	}
-	n := int64(len(p))
-	if n > c.left {
-		n = c.left
-	}
+	n := min(int64(len(p)), c.left)
 	c.left -= n
 	_, _ = c.f.Write(p[:n])
 	return len(p), nil
@@ -192,54 +140,108 @@ func openSupervisorLog(m *Manager, id string) *cappedFile {
 	return &cappedFile{f: f, left: left}
 }
 
+// supervisor owns one shell from its start to its recorded end.
 type supervisor struct {
 	m    *Manager
 	id   string
 	dir  *safefs.Dir // the shell's folder
 	say  func(answer)
-	spec supervisorSpec
+	plan *plan.Plan
 	meta *Meta
 	box  *sandbox.Sandbox
 	sh   container.Shell
 
 	mu sync.Mutex // guards meta against the log's trim callback
+
+	// The output: the log's writer, the pipe it copies from, and the
+	// copy's end.
+	logw   *logWriter
+	pr     *os.File
+	copied chan struct{}
 }
 
-// readSpec reads the spec run -d writes on fd 5.
-func readSpec() (supervisorSpec, error) {
-	var spec supervisorSpec
-	f := os.NewFile(specFD, "spec")
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSpec))
-	if err == nil {
-		err = json.Unmarshal(b, &spec)
-	}
-	if err != nil {
-		return spec, fmt.Errorf("read the shell's spec: %w", err)
-	}
-	return spec, nil
-}
-
-func (s *supervisor) run() error {
+// run starts the shell, tells run -d, and keeps the shell to its end.
+func (s *supervisor) run(in inherited) error {
 	var err error
-	if s.spec, err = readSpec(); err != nil {
+	s.plan, err = plan.Decode(in.plan)
+	in.plan.Close()
+	if err != nil {
 		return err
 	}
-	if s.spec.CacheLockFD > 0 {
-		// Held open until the supervisor exits; the container's init must
-		// not inherit it.
-		closeOnExec(s.spec.CacheLockFD)
-		defer pruneCaches(s.spec.CacheRoot, s.spec.CacheMaxBytes)
+	listeners, err := s.takeFiles(in.file)
+	if err != nil {
+		return err
+	}
+	if c := s.plan.Caches; c != nil {
+		defer pruneCaches(c.Root, c.MaxBytes)
 	}
 	if s.dir, err = s.m.shellDir(s.id); err != nil {
+		closeAll(listeners)
 		return err
 	}
 	defer s.dir.Close()
 	if s.meta, err = s.m.readMeta(s.id); err != nil {
+		closeAll(listeners)
 		return err
 	}
-	logw, err := openLogWriter(s.dir, s.spec.MaxLogBytes)
+	ctl, err := control.Listen(s.dir, controlName)
 	if err != nil {
+		closeAll(listeners)
+		return fmt.Errorf("listen on the control socket: %w", err)
+	}
+	defer ctl.Close()
+	// Signals to the supervisor itself stop the shell politely.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
+	if err := s.start(listeners); err != nil {
+		return err
+	}
+	defer s.box.Close()
+	if err := s.recordRunning(); err != nil {
+		_ = s.sh.Kill()
+		return err
+	}
+	l := &lifetime{s: s, kills: make(chan *control.Kill), touched: make(chan struct{}, 1), sigs: sigs}
+	done := make(chan struct{})
+	defer close(done)
+	srv := &control.Server{Kills: l.kills, Probe: s.box.Probe, Info: s.info, Touched: l.touch}
+	go srv.Serve(ctl, done)
+	l.run()
+	return nil
+}
+
+// takeFiles takes over what run -d bound: the exposed ports' listeners
+// (the sandbox owns them from its start) and the caches' lock, held open
+// until the supervisor exits (the container's init must not inherit it).
+func (s *supervisor) takeFiles(file func(int, string) *os.File) ([]net.Listener, error) {
+	var ls []net.Listener
+	n := 0
+	if s.plan.Namespaced {
+		for _, e := range s.plan.Exposes {
+			f := file(n, "expose-"+e.Listen.String())
+			n++
+			l, err := net.FileListener(f)
+			f.Close()
+			if err != nil {
+				closeAll(ls)
+				return nil, fmt.Errorf("take over the listener on %s: %w", e.Listen, err)
+			}
+			ls = append(ls, l)
+		}
+	}
+	if s.plan.Caches != nil {
+		closeOnExec(int(file(n, "caches lock").Fd()))
+	}
+	return ls, nil
+}
+
+// start starts the sandbox, its output copied to the log.
+func (s *supervisor) start(listeners []net.Listener) error {
+	logw, err := openLogWriter(s.dir, s.plan.MaxLogBytes)
+	if err != nil {
+		closeAll(listeners)
 		return fmt.Errorf("open the log: %w", err)
 	}
 	logw.onTrim = func(dropped int64) {
@@ -248,326 +250,241 @@ func (s *supervisor) run() error {
 		s.meta.LogDropped = dropped
 		_ = s.m.writeMeta(s.meta)
 	}
-	ctl, err := listenControl(s.dir)
-	if err != nil {
-		return fmt.Errorf("listen on the control socket: %w", err)
-	}
-	defer closeControl(ctl, s.dir)
-
-	// Signals to the supervisor itself stop the shell politely.
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-
-	// Inherited listeners, bound by run -d: the sandbox owns them.
-	var exposes []sandbox.Expose
-	for _, e := range s.spec.Exposes {
-		if e.FD == 0 {
-			continue
-		}
-		f := os.NewFile(uintptr(e.FD), "expose-"+e.Listen)
-		l, err := net.FileListener(f)
-		f.Close()
-		if err != nil {
-			for _, x := range exposes {
-				x.Listener.Close()
-			}
-			return fmt.Errorf("take over the listener on %s: %w", e.Listen, err)
-		}
-		exposes = append(exposes, sandbox.Expose{Listener: l, Port: e.Port})
-	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
+		logw.Close()
+		closeAll(listeners)
 		return err
 	}
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
+		logw.Close()
+		pr.Close()
+		pw.Close()
+		closeAll(listeners)
 		return err
 	}
 	defer devnull.Close()
-	so := sandbox.Options{
-		ID:        sandbox.NewID("sh" + s.id), // sh3-PID-RANDOM: the pid lets a later run collect it
-		Isolation: s.spec.Isolation, Command: s.spec.Command, Argv: s.spec.Argv, Env: s.spec.Env, FS: s.spec.FS,
-		Stdin: devnull, Stdout: pw, Stderr: pw,
-		Exposes: exposes, MaxConnections: s.spec.MaxConnections, Probes: true,
-		Limits: s.spec.Limits, AllowUserNamespaces: s.spec.AllowUserns, QuietWrites: s.spec.QuietWrites,
-		Refused: s.m.toldEvents(s.id, s.spec.Session, s.spec.Command, violationLog(s.dir)),
+	p := s.plan
+	w := plan.Wiring{
+		ID:    sandbox.NewID("sh" + s.id), // sh3-PID-RANDOM: the pid lets a later run collect it
+		Stdin: devnull, Stdout: pw, Stderr: pw, Listeners: listeners, Probes: true,
+		Refused: s.m.toldEvents(s.id, p.Session, p.Command, violationLog(s.dir)),
+		Record:  violationLog(s.dir),
 	}
-	if s.spec.ProxyPort != 0 {
-		rules, err := policy.NewRules(s.spec.Allow, s.spec.Deny)
-		if err != nil {
-			return err
-		}
-		rules = rules.WithCloudMetadata(s.spec.CloudMetadata)
-		so.Proxy = &sandbox.Proxy{Port: s.spec.ProxyPort, Rules: rules, Record: violationLog(s.dir), Hosts: s.spec.Hosts}
-		if s.spec.Grants {
-			tell := s.m.refusals(s.id, s.spec.Session, s.spec.Command)
-			so.Proxy.Rules = rules.WithGrants(s.m.grantsFor(s.spec.Session, s.id), time.Duration(s.spec.AskSeconds)*time.Second)
-			so.Proxy.Record = recordAndTell(violationLog(s.dir), tell)
-			so.Proxy.Asking = tell
-		}
+	if p.Network.Grants {
+		tell := s.m.refusals(s.id, p.Session, p.Command)
+		w.Grants = s.m.grantsFor(p.Session, s.id)
+		w.Record = recordAndTell(violationLog(s.dir), tell)
+		w.Asking = tell
 	}
-	s.m.log.Info("starting", "isolation", s.spec.Isolation, "exposes", len(exposes), "proxy", so.Proxy != nil, "timeout", s.spec.Timeout)
-	s.box, err = sandbox.Start(so)
+	o := p.Options(w)
+	s.m.log.Info("starting", "isolation", p.Isolation, "exposes", len(listeners), "proxy", o.Proxy != nil, "timeout", p.Timeout)
+	s.box, err = startSandbox(p, o)
 	pw.Close()
 	if err != nil {
 		pr.Close()
 		logw.Close()
 		return err
 	}
-	defer s.box.Close()
 	s.sh = s.box.Shell()
-	copied := make(chan struct{})
+	s.logw, s.pr, s.copied = logw, pr, make(chan struct{})
 	go func() {
 		_, _ = io.Copy(logw, pr)
-		close(copied)
+		close(s.copied)
 	}()
+	return nil
+}
 
+// recordRunning records the started shell: what auto chose, its pids.
+func (s *supervisor) recordRunning() error {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.meta.Status = StatusRunning
-	s.meta.Isolation = string(s.box.Isolation()) // what auto chose
+	s.meta.Isolation = string(s.box.Isolation())
 	s.meta.Pid = s.sh.Pid()
 	s.meta.Token = container.ShellToken(s.sh)
 	s.meta.PidTime = processStartTime(s.meta.Pid)
 	s.meta.Supervisor = os.Getpid()
 	s.meta.SupervisorTime = processStartTime(os.Getpid())
-	err = s.m.writeMeta(s.meta)
-	s.mu.Unlock()
-	if err != nil {
-		_ = s.sh.Kill()
+	if err := s.m.writeMeta(s.meta); err != nil {
 		return fmt.Errorf("record the shell: %w", err)
 	}
 	s.m.log.Info("running", "pid", s.meta.Pid, "isolation", s.meta.Isolation)
+	return nil
+}
 
+// info is what the supervisor tells of the shell on its control socket.
+func (s *supervisor) info() control.Info {
+	r := control.Info{Session: s.plan.Session}
+	if s.plan.Namespaced {
+		for _, e := range s.plan.Exposes {
+			r.Exposed = append(r.Exposed, control.Port{Listen: e.Listen.String(), Port: int(e.Port)})
+		}
+	}
+	return r
+}
+
+// endReason is why a shell ended: by itself, or what stopped it.
+type endReason int
+
+const (
+	byItself  endReason = iota
+	byKill              // cshell kill, kill_shell, or a signal to the supervisor
+	byTimeout           // --timeout
+	bySession           // its owner (--owner-pid) ended
+	byLimit             // a limit's bound
+)
+
+// lifetime is a running shell's main loop: its answer to run -d, its
+// timers, the kills asked for, and its end.
+type lifetime struct {
+	s       *supervisor
+	kills   chan *control.Kill
+	touched chan struct{}
+	sigs    <-chan os.Signal
+
+	answered bool
+	reason   endReason
+	sig      syscall.Signal   // the signal that stopped it
+	killed   bool             // KILL followed the signal asked for
+	killers  []*control.Kill  // clients waiting for the end
+	graceEnd <-chan time.Time // the stop's grace runs out
+}
+
+// touch says a request came: the pages it touched settle again.
+func (l *lifetime) touch() {
+	select {
+	case l.touched <- struct{}{}:
+	default:
+	}
+}
+
+func (l *lifetime) run() {
+	s, p := l.s, l.s.plan
 	exited := make(chan container.Exit, 1)
 	go func() {
 		ex, _ := s.sh.Wait()
 		exited <- ex
 	}()
-	kills := make(chan killRequest)
-	touched := make(chan struct{}, 1)
-	done := make(chan struct{})
-	defer close(done)
-	go s.acceptControl(ctl, kills, touched, done)
-
-	var (
-		early     = time.After(earlyWindow)
-		answered  = false
-		timeout   <-chan time.Time
-		graceEnd  <-chan time.Time
-		ownerGone <-chan struct{}
-		reason    string // kill, timeout, session
-		killSig   syscall.Signal
-		killed    bool             // KILL followed the signal asked for
-		killers   []net.Conn       // clients waiting for the end
-		settled   <-chan time.Time // no request for a moment: see dropStartupCode
-	)
-	if s.spec.Timeout > 0 {
-		timeout = time.After(s.spec.Timeout)
+	early := time.After(earlyWindow)
+	var timeout, settled <-chan time.Time // settled: no request for a moment (see dropStartupCode)
+	if p.Timeout > 0 {
+		timeout = time.After(p.Timeout)
 	}
-	if s.spec.OwnerPid > 0 {
-		ownerGone = watchProcess(context.Background(), s.spec.OwnerPid)
-	}
-	stop := func(why string, sig syscall.Signal, grace time.Duration) {
-		if reason == "" {
-			reason, killSig = why, sig
-		}
-		_ = s.sh.Signal(sig)
-		if sig == syscall.SIGKILL || grace <= 0 {
-			_ = s.sh.Kill()
-			killed = true
-			return
-		}
-		if graceEnd == nil {
-			graceEnd = time.After(grace)
-		}
+	var ownerGone <-chan struct{}
+	if p.OwnerPid > 0 {
+		ownerGone = watchProcess(context.Background(), p.OwnerPid)
 	}
 	for {
 		select {
 		case <-early:
-			answered = true
+			l.answered = true
 			s.say(answer{Status: "running"})
 			settled = time.After(settleTime)
 		case <-settled:
 			settled = nil
 			dropStartupCode()
-		case <-touched:
-			if answered {
+		case <-l.touched:
+			if l.answered {
 				settled = time.After(settleTime) // readiness probes touch code too
 			}
 		case ex := <-exited:
-			if killed && (ex.Signal == syscall.SIGKILL || ex.Code == 128+int(syscall.SIGKILL)) {
-				killSig = syscall.SIGKILL // the signal asked for did not end it
-			}
-			// The mark goes first: a foreground shell of the session must
-			// not reach what binds the port once it is free.
-			_ = s.m.dir.Remove(exposingName + "/" + s.id)
-			s.box.StopRelays() // the ports close with the shell
-			s.finish(ex, reason, killSig, !answered, logw, pr, copied, killers)
-			if !answered {
-				s.say(answer{Status: "ended"})
-			}
-			return nil
-		case k := <-kills:
-			if hungUp(k.c) {
-				s.m.log.Info("a kill whose client hung up was dropped", "signal", k.sig)
-				k.c.Close() // nobody waits for this kill any more: drop it
+			l.end(ex)
+			return
+		case k := <-l.kills:
+			if k.HungUp() {
+				s.m.log.Info("a kill whose client hung up was dropped", "signal", k.Signal)
+				k.Drop() // nobody waits for this kill any more
 				continue
 			}
-			s.m.log.Info("kill", "signal", k.sig, "grace", k.grace)
-			killers = append(killers, k.c)
-			stop("kill", k.sig, k.grace)
+			s.m.log.Info("kill", "signal", k.Signal, "grace", k.Grace)
+			l.killers = append(l.killers, k)
+			l.stop(byKill, k.Signal, k.Grace)
 		case <-timeout:
-			s.m.log.Info("timed out", "after", s.spec.Timeout)
-			stop("timeout", syscall.SIGTERM, s.spec.Grace)
+			s.m.log.Info("timed out", "after", p.Timeout)
+			l.stop(byTimeout, syscall.SIGTERM, p.Grace)
 		case <-ownerGone:
 			ownerGone = nil
-			s.m.log.Info("the session's owner ended", "pid", s.spec.OwnerPid)
-			stop("session", syscall.SIGTERM, s.spec.Grace)
-		case <-sigs:
-			stop("kill", syscall.SIGTERM, s.spec.Grace)
-		case <-graceEnd:
+			s.m.log.Info("the session's owner ended", "pid", p.OwnerPid)
+			l.stop(bySession, syscall.SIGTERM, p.Grace)
+		case <-l.sigs:
+			l.stop(byKill, syscall.SIGTERM, p.Grace)
+		case <-l.graceEnd:
 			s.m.log.Info("the grace period ended: KILL")
 			_ = s.sh.Kill()
-			killed = true
+			l.killed = true
 		}
 	}
 }
 
-// killRequest is a kill asked for on the control socket; its client
-// waits on c for the end.
-type killRequest struct {
-	c     net.Conn
-	sig   syscall.Signal
-	grace time.Duration
-}
-
-// acceptControl serves the control socket until the listener closes or
-// the main loop is done: every connection in a goroutine of its own,
-// under deadlines, so that no client (one that sends nothing, say) can
-// hold up the timer, a kill or the end. Kills go to the main loop.
-func (s *supervisor) acceptControl(l net.Listener, kills chan<- killRequest, touched chan<- struct{}, done <-chan struct{}) {
-	// A descriptor in reserve: out of descriptors, it makes room for one
-	// control connection (a kill), whatever else holds the rest.
-	reserve, _ := os.Open(os.DevNull)
-	defer func() {
-		if reserve != nil {
-			reserve.Close()
-		}
-	}()
-	for {
-		c, err := l.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			if reserve != nil && (errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)) {
-				reserve.Close()
-				reserve = nil
-				continue
-			}
-			// Out of descriptors (EMFILE) or another passing error: wait
-			// a moment rather than spin; the listener keeps its queue.
-			select {
-			case <-done:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-			continue
-		}
-		if reserve == nil {
-			reserve, _ = os.Open(os.DevNull)
-		}
-		go s.serveControl(c, kills, touched, done)
+// stop sends sig to the shell, and KILL once grace runs out; the first
+// stop names the reason.
+func (l *lifetime) stop(why endReason, sig syscall.Signal, grace time.Duration) {
+	if l.reason == byItself {
+		l.reason, l.sig = why, sig
 	}
-}
-
-func (s *supervisor) serveControl(c net.Conn, kills chan<- killRequest, touched chan<- struct{}, done <-chan struct{}) {
-	_ = c.SetReadDeadline(time.Now().Add(requestTimeout))
-	var req request
-	if err := json.NewDecoder(io.LimitReader(c, maxRequest)).Decode(&req); err != nil {
-		c.Close()
+	_ = l.s.sh.Signal(sig)
+	if sig == syscall.SIGKILL || grace <= 0 {
+		_ = l.s.sh.Kill()
+		l.killed = true
 		return
 	}
-	_ = c.SetReadDeadline(time.Time{})
-	select {
-	case touched <- struct{}{}:
-	default:
-	}
-	switch {
-	case req.Signal > 0:
-		select {
-		case kills <- killRequest{c: c, sig: req.Signal, grace: req.Grace}:
-		case <-done:
-			c.Close()
-		}
-	case len(req.Probe) > 0:
-		s.answerProbe(c, req.Probe)
-	case req.Info:
-		defer c.Close()
-		r := infoReply{Session: s.spec.Session, Exposed: []Exposed{}}
-		for _, e := range s.spec.Exposes {
-			r.Exposed = append(r.Exposed, Exposed{Listen: e.Listen, Port: e.Port})
-		}
-		_ = c.SetWriteDeadline(time.Now().Add(replyTimeout))
-		_ = json.NewEncoder(c).Encode(r)
-	default:
-		c.Close()
+	if l.graceEnd == nil {
+		l.graceEnd = time.After(grace)
 	}
 }
 
-// hungUp reports whether the client at c has gone.
-func hungUp(c net.Conn) bool {
-	_ = c.SetReadDeadline(time.Now())
-	var b [1]byte
-	_, err := c.Read(b[:])
-	_ = c.SetReadDeadline(time.Time{})
-	var ne net.Error
-	return err != nil && !(errors.As(err, &ne) && ne.Timeout())
-}
-
-// answerProbe tells which ports accept connections inside the shell.
-func (s *supervisor) answerProbe(c net.Conn, ports []int) {
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	r := probeReply{Ready: make([]bool, len(ports))}
-	for i, p := range ports {
-		r.Ready[i] = s.box.Probe(ctx, p)
+// end closes the exposed ports, records the end and answers everyone.
+func (l *lifetime) end(ex container.Exit) {
+	s := l.s
+	if l.killed && (ex.Signal == syscall.SIGKILL || ex.Code == 128+int(syscall.SIGKILL)) {
+		l.sig = syscall.SIGKILL // the signal asked for did not end it
 	}
-	_ = c.SetWriteDeadline(time.Now().Add(replyTimeout))
-	_ = json.NewEncoder(c).Encode(r)
+	if ex.Limit != "" {
+		l.reason, l.sig = byLimit, syscall.SIGKILL // the bound ended it, whatever else was under way
+	}
+	// The mark goes first: a foreground shell of the session must not
+	// reach what binds the port once it is free.
+	_ = s.m.dir.Remove(exposingName + "/" + s.id)
+	s.box.StopRelays() // the ports close with the shell
+	s.finish(ex, l.reason, l.sig, !l.answered)
+	for _, k := range l.killers {
+		k.Answer(s.meta)
+	}
+	if !l.answered {
+		s.say(answer{Status: "ended"})
+	}
 }
 
-// finish records the end once every byte of output is in the log, sends
-// the completion notice, and answers everyone waiting on a kill.
-func (s *supervisor) finish(ex container.Exit, reason string, sig syscall.Signal, early bool, logw *logWriter, pr *os.File, copied chan struct{}, killers []net.Conn) {
+// finish records the end once every byte of output is in the log, and
+// sends the completion notice. early: run -d is answered with the end.
+func (s *supervisor) finish(ex container.Exit, reason endReason, sig syscall.Signal, early bool) {
 	// Output ends when the last writer closes the pipe; a daemon that
 	// escaped a process-group shell may hold it open, so wait a little.
 	select {
-	case <-copied:
+	case <-s.copied:
 	case <-time.After(2 * time.Second):
-		pr.Close()
-		<-copied
+		s.pr.Close()
+		<-s.copied
 	}
-	pr.Close()
-	logw.Close()
+	s.pr.Close()
+	s.logw.Close()
 
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	now := time.Now()
 	m := s.meta
 	code := ex.Code
 	m.ExitCode, m.EndedAt, m.Escaped = &code, &now, ex.Escaped
-	if ex.Limit != "" {
-		reason, sig = "limit", syscall.SIGKILL // the bound ended it, whatever else was under way
-	}
 	switch reason {
-	case "limit":
+	case byLimit:
 		m.Status, m.Signal, m.LimitHit = StatusKilled, "KILL", ex.Limit
-	case "kill":
+	case byKill:
 		m.Status, m.Signal = StatusKilled, signalName(sig)
-	case "session":
+	case bySession:
 		m.Status, m.Signal, m.EndReason = StatusKilled, signalName(sig), "session"
-	case "timeout":
+	case byTimeout:
 		m.Status, m.Signal = StatusTimedOut, signalName(sig)
 	default:
 		m.Status = StatusExited
@@ -578,9 +495,9 @@ func (s *supervisor) finish(ex container.Exit, reason string, sig syscall.Signal
 	// A shell that ended by itself sends a notice, unless run -d already
 	// answered with its end or notices are off. The notice goes first, so
 	// that whoever sees the end in meta.json finds its notice too.
-	if (reason == "" || reason == "timeout" || reason == "limit") && !early && s.spec.Notify != "none" {
+	if (reason == byItself || reason == byTimeout || reason == byLimit) && !early && s.plan.Notify != "none" {
 		m.fill(now)
-		if err := s.m.appendNotice(m, s.spec.Notify); err != nil {
+		if err := s.m.appendNotice(m, s.plan.Notify); err != nil {
 			s.m.log.Error("the completion notice was not written", "err", err)
 		}
 	}
@@ -588,14 +505,7 @@ func (s *supervisor) finish(ex container.Exit, reason string, sig syscall.Signal
 		s.m.log.Error("the end was not recorded", "err", err)
 	}
 	s.m.log.Info("ended", "status", m.Status, "code", code, "signal", m.Signal, "escaped", m.Escaped)
-	s.mu.Unlock()
 	_ = s.m.dir.Remove(exposingName + "/" + s.id)
-	b, _ := json.Marshal(m)
-	for _, c := range killers {
-		_ = c.SetWriteDeadline(time.Now().Add(replyTimeout))
-		_, _ = c.Write(append(b, '\n'))
-		c.Close()
-	}
 }
 
 // signalName is TERM for SIGTERM.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cshell/cshell/internal/escape"
 	"github.com/cshell/cshell/internal/safefs"
 	"github.com/cshell/cshell/policy"
 )
@@ -40,7 +41,7 @@ func ParseAddHosts(entries []string) (map[string]netip.Addr, error) {
 		a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]"))
 		h, herr := policy.NormalizeHost(name)
 		if !ok || err != nil || herr != nil || h == "" || isAddrString(h) {
-			return nil, usageErr("--add-host %q: write NAME:ADDRESS, such as api.test:198.18.0.2 or api.test:[fd00::2]", sanitize(e))
+			return nil, usageErr("--add-host %q: write NAME:ADDRESS, such as api.test:198.18.0.2 or api.test:[fd00::2]", escape.Line(e))
 		}
 		hosts[h] = a.Unmap()
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/cshell/cshell/internal/kind"
 )
 
 // ErrWaitTimeout means wait's timeout passed before the shell ended.
@@ -29,7 +31,7 @@ func (m *Manager) Wait(ctx context.Context, ref string, timeout time.Duration) (
 		case <-ctx.Done():
 			return meta, ctx.Err()
 		case <-deadline:
-			return meta, &kindError{ErrWaitTimeout, fmt.Errorf("shell %s is still %s", meta.ID, meta.StatusLine)}
+			return meta, kind.Errorf(ErrWaitTimeout, "shell %s is still %s", meta.ID, meta.StatusLine)
 		case <-tick.C:
 		}
 		if meta, err = m.Find(meta.ID); err != nil {

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cshell/cshell/cache"
+	"github.com/cshell/cshell/internal/escape"
 	"github.com/cshell/cshell/policy"
-	"github.com/cshell/cshell/shells"
 )
 
 func newCacheCmd(g *globals) *cobra.Command {
@@ -208,4 +208,4 @@ func ago(t time.Time) string {
 
 // sanitizedPath shows a path that a shell may have written (a record's
 // working directory) without control characters.
-func sanitizedPath(p string) string { return shells.Sanitize(p) }
+func sanitizedPath(p string) string { return escape.Line(p) }

@@ -16,17 +16,21 @@ import (
 // leaves; a package missing here fails the test, so a new one must say
 // where it stands.
 var layers = map[string][]string{
-	"cmd/cshell":           {"mcpserver", "mcptasks", "shells", "cache", "sandbox", "container", "netrelay", "policy", "internal/safefs", "internal/procstat"},
-	"mcpserver":            {"mcptasks", "shells", "cache", "sandbox", "container", "netrelay", "policy", "internal/safefs", "internal/procstat"},
-	"shells":               {"cache", "sandbox", "container", "netrelay", "policy", "internal/safefs", "internal/procstat"},
-	"sandbox":              {"container", "netrelay", "policy", "internal/safefs", "internal/procstat"},
-	"container":            {"policy", "internal/safefs", "internal/procstat"},
-	"cache":                {"policy", "internal/safefs"},
+	"cmd/cshell":           {"mcpserver", "mcptasks", "shells", "plan", "control", "cache", "sandbox", "container", "netrelay", "policy", "internal/safefs", "internal/procstat", "internal/escape", "internal/kind"},
+	"mcpserver":            {"mcptasks", "shells", "plan", "control", "cache", "sandbox", "container", "netrelay", "policy", "internal/safefs", "internal/procstat", "internal/escape", "internal/kind"},
+	"shells":               {"plan", "control", "cache", "sandbox", "container", "netrelay", "policy", "internal/safefs", "internal/procstat", "internal/escape", "internal/kind"},
+	"plan":                 {"cache", "sandbox", "container", "netrelay", "policy", "internal/safefs", "internal/procstat", "internal/escape", "internal/kind"},
+	"control":              {"internal/safefs"},
+	"sandbox":              {"container", "netrelay", "policy", "internal/safefs", "internal/procstat", "internal/kind"},
+	"container":            {"policy", "internal/safefs", "internal/procstat", "internal/kind"},
+	"cache":                {"policy", "internal/safefs", "internal/kind"},
 	"mcptasks":             {},
 	"netrelay":             {},
-	"policy":               {"internal/safefs"},
+	"policy":               {"internal/safefs", "internal/kind"},
 	"internal/safefs":      {},
 	"internal/procstat":    {},
+	"internal/escape":      {},
+	"internal/kind":        {},
 	"hack/bench/cmd/blob":  {},
 	"hack/bench/cmd/httpd": {},
 }

@@ -200,7 +200,7 @@ func TestServeTSClientTaskStopped(t *testing.T) {
 
 func TestServeTSClientNote(t *testing.T) {
 	events, _ := runTS(t, "note", "sleep 0.5; echo noted; exit 4")
-	if s := one(t, events, "started"); !strings.HasPrefix(fmt.Sprint(s["text"]), "started shell 1\n") {
+	if s := one(t, events, "started"); !strings.HasPrefix(fmt.Sprint(s["text"]), "started shell 1 (pid ") {
 		t.Errorf("without a task: %v", s)
 	}
 	note := fmt.Sprint(one(t, events, "note")["text"])
@@ -449,7 +449,7 @@ func TestServeExtensionTasks(t *testing.T) {
 
 	// Without the extension on the request: the shell id at once, and the
 	// notice with the next result.
-	if r := c.tool("bash", map[string]any{"command": "sleep 0.3; exit 6", "run_in_background": true}, plain); !strings.HasPrefix(contentText(r), "started shell 4\n") {
+	if r := c.tool("bash", map[string]any{"command": "sleep 0.3; exit 6", "run_in_background": true}, plain); !strings.HasPrefix(contentText(r), "started shell 4 (pid ") {
 		t.Fatalf("without tasks: %v", r)
 	}
 	var text string
@@ -518,7 +518,7 @@ func TestServeReady(t *testing.T) {
 	}
 
 	text, isErr = c.call("bash", map[string]any{"command": "sleep 300", "run_in_background": true, "ready_log": "never", "ready_timeout": 1})
-	if !isErr || !strings.HasPrefix(text, "started shell 3\n") || !strings.Contains(text, "is not ready after 1s") || !strings.Contains(text, "keeps running") {
+	if !isErr || !strings.HasPrefix(text, "started shell 3 (pid ") || !strings.Contains(text, "is not ready after 1s") || !strings.Contains(text, "keeps running") {
 		t.Errorf("ready_timeout: %q (error %v)", text, isErr)
 	}
 	if text, _ := c.call("bash_output", map[string]any{"bash_id": "3"}); !strings.Contains(text, "running for") {

@@ -181,7 +181,7 @@ func testServeTools(t *testing.T, version string) {
 
 	// Background: an id at once, then bash_output with wait_seconds.
 	text, isErr = c.call("bash", map[string]any{"command": "sleep 1; echo the-expected-line; sleep 300", "run_in_background": true, "description": "waits"})
-	if isErr || !strings.HasPrefix(text, "started shell 1\n") {
+	if isErr || !strings.HasPrefix(text, "started shell 1 (pid ") {
 		t.Fatalf("background bash: %q", text)
 	}
 	deadline := time.Now().Add(20 * time.Second)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cshell/cshell/internal/escape"
 	"github.com/cshell/cshell/shells"
 )
 
@@ -36,7 +37,7 @@ host with cshell allow.`,
 						who = "shell " + n.ID
 					}
 					fmt.Fprintf(g.stdout, "%s of session %s was refused %s:%d (%s); cshell allow --session %s %s:%d lets it\n",
-						who, shells.Sanitize(n.Session), n.Host, n.Port, shells.Sanitize(n.Command), shells.Sanitize(n.Session), n.Host, n.Port)
+						who, escape.Line(n.Session), n.Host, n.Port, escape.Line(n.Command), escape.Line(n.Session), n.Host, n.Port)
 					return
 				}
 				if n.Told() {
@@ -44,16 +45,16 @@ host with cshell allow.`,
 					if n.ID != "" {
 						who = "shell " + n.ID
 					}
-					fmt.Fprintf(g.stdout, "%s of session %s (%s): %s\n", who, shells.Sanitize(n.Session), shells.Sanitize(n.Command), shells.Sanitize(n.Detail))
+					fmt.Fprintf(g.stdout, "%s of session %s (%s): %s\n", who, escape.Line(n.Session), escape.Line(n.Command), escape.Line(n.Detail))
 					return
 				}
 				name := n.ID
 				if n.Name != "" {
 					name += " (" + n.Name + ")"
 				}
-				fmt.Fprintf(g.stdout, "shell %s %s: %s\n", shells.Sanitize(name), n.StatusLine, shells.Sanitize(n.Command))
+				fmt.Fprintf(g.stdout, "shell %s %s: %s\n", escape.Line(name), n.StatusLine, escape.Line(n.Command))
 				for _, l := range n.LastLines {
-					fmt.Fprintf(g.stdout, "  | %s\n", shells.Visible(l, false))
+					fmt.Fprintf(g.stdout, "  | %s\n", escape.Output(l, false))
 				}
 			})
 		},

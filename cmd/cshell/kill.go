@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -53,9 +54,9 @@ session ($CSHELL_SESSION, else default; or --session).`,
 			var results []*shells.KillResult
 			var missing []error // ids and names that name no shell
 			if all {
-				results, err = m.KillSession(session(cmd), sig, d)
+				results, err = m.KillSession(cmd.Context(), session(cmd), sig, d)
 			} else {
-				results, missing = killEach(m, args, sig, d)
+				results, missing = killEach(cmd.Context(), m, args, sig, d)
 				err = nil
 			}
 			failed := len(missing)
@@ -131,7 +132,7 @@ session ($CSHELL_SESSION, else default; or --session).`,
 // killEach stops the shells refs name, all at once; a ref that names no
 // shell comes back as an error of its own, a shell that cannot be
 // stopped as its result's Err.
-func killEach(m *shells.Manager, refs []string, sig syscall.Signal, grace time.Duration) ([]*shells.KillResult, []error) {
+func killEach(ctx context.Context, m *shells.Manager, refs []string, sig syscall.Signal, grace time.Duration) ([]*shells.KillResult, []error) {
 	results := make([]*shells.KillResult, len(refs))
 	errs := make([]error, len(refs))
 	var wg sync.WaitGroup
@@ -139,7 +140,7 @@ func killEach(m *shells.Manager, refs []string, sig syscall.Signal, grace time.D
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, err := m.Kill(ref, sig, grace)
+			r, err := m.Kill(ctx, ref, sig, grace)
 			switch {
 			case r != nil:
 				results[i] = r

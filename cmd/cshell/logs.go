@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/cshell/cshell/internal/escape"
 	"github.com/cshell/cshell/shells"
 )
 
@@ -34,7 +35,7 @@ written as the shell wrote it.`,
 			}
 			var show func(string) string
 			if shells.IsTerminal(g.stdout) {
-				show = func(s string) string { return shells.Visible(s, color) }
+				show = func(s string) string { return escape.Output(s, color) }
 			}
 			return m.Logs(cmd.Context(), args[0], lines, follow, show, g.stdout)
 		},

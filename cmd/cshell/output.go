@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cshell/cshell/plan"
 	"github.com/cshell/cshell/shells"
 )
 
@@ -40,8 +41,8 @@ own lines do.`,
 			var re *regexp.Regexp
 			if filter != "" {
 				var err error
-				if re, err = regexp.Compile(filter); err != nil {
-					return usageError("--filter %q is not a valid regular expression (RE2): %v", filter, err)
+				if re, err = plan.CompileRegexp("--filter", filter); err != nil {
+					return err
 				}
 			}
 			if cmd.Flags().Changed("from-byte") && fromByte < 0 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cshell/cshell/internal/escape"
 	"github.com/cshell/cshell/shells"
 )
 
@@ -67,7 +68,7 @@ line, for scripts (cshell kill $(cshell ps -q --session ci)).`,
 				}
 				id := s.ID
 				if withSession {
-					id += "\t" + shells.Sanitize(s.Session)
+					id += "\t" + escape.Line(s.Session)
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%.1fs\t%s\t%s\t%s\t%s\n", id, s.Name, s.StatusLine, s.RuntimeSeconds,
 					s.Isolation, shortCommand(s.Command), logCol, strings.Join(exposed, ","))
@@ -82,7 +83,7 @@ line, for scripts (cshell kill $(cshell ps -q --session ci)).`,
 }
 
 func shortCommand(c string) string {
-	c = shells.Sanitize(strings.Join(strings.Fields(c), " "))
+	c = escape.Line(strings.Join(strings.Fields(c), " "))
 	if len(c) > 50 {
 		return c[:47] + "..."
 	}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -21,7 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cshell/cshell/container"
-	"github.com/cshell/cshell/netrelay"
+	"github.com/cshell/cshell/plan"
 	"github.com/cshell/cshell/policy"
 	"github.com/cshell/cshell/shells"
 )
@@ -197,8 +196,8 @@ func (o *runOptions) runOptions(cmd *cobra.Command, g *globals) (shells.RunOptio
 	if err != nil {
 		return shells.RunOptions{}, err
 	}
-	ro := shells.RunOptions{Isolation: iso, FS: req, Env: o.env, Config: cfg, AllowHosts: o.allowHosts, AddHosts: o.addHosts,
-		StateDir: g.stateDirPath(), Stderr: g.stderr, Log: g.log, Limits: limits, AllowUserNamespaces: o.allowUserns}
+	ro := shells.RunOptions{Request: plan.Request{Isolation: iso, FS: req, Env: o.env, Config: cfg, AllowHosts: o.allowHosts, AddHosts: o.addHosts,
+		StateDir: g.stateDirPath(), Limits: limits, AllowUserNamespaces: o.allowUserns}, Stderr: g.stderr, Log: g.log}
 	ro.ConfigFile, _ = g.configPath(req.Home)
 	return ro, nil
 }
@@ -310,135 +309,76 @@ func parseDuration(s string) (time.Duration, error) {
 
 // runBackground starts a background shell and prints the answer.
 func runBackground(g *globals, o *runOptions, ro shells.RunOptions) error {
-	ready, err := readyOptions(o)
-	if err != nil {
+	var err error
+	if ro.Ready, err = readyRequest(o); err != nil {
 		return err
 	}
 	m, err := g.manager()
 	if err != nil {
 		return err
 	}
-	owner := 0
 	if o.ownerPid != "" {
-		if owner, err = strconv.Atoi(o.ownerPid); err != nil || owner <= 0 {
+		if ro.OwnerPid, err = strconv.Atoi(o.ownerPid); err != nil || ro.OwnerPid <= 0 {
 			return usageError("--owner-pid %q: give the process id of a running process", o.ownerPid)
 		}
 	}
-	st, err := m.Start(shells.StartOptions{RunOptions: ro, Name: o.name, OwnerPid: owner})
+	ro.Name = o.name
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	if ro.Ready != (plan.ReadyRequest{}) && isTerminal(g.stderr) {
+		// The id before the wait: whatever happens next, the user knows
+		// which shell it is.
+		ro.Waiting = func(id string, r *plan.Ready) {
+			fmt.Fprintf(g.stderr, "cshell: shell %s started; waiting up to %s until %s (Ctrl-C stops the shell)\n", id, r.Timeout, readyWhat(r))
+		}
+	}
+	st, err := m.Start(ctx, ro)
 	if err != nil {
 		return err // classify: bad input 2, everything else 1
 	}
-	meta := st.Meta
-	var notReady error
-	if !meta.Finished() && ready != nil {
-		if isTerminal(g.stderr) {
-			// The id before the wait: whatever happens next, the user
-			// knows which shell it is.
-			fmt.Fprintf(g.stderr, "cshell: shell %s started; waiting up to %s until %s (Ctrl-C stops the shell)\n",
-				meta.ID, ready.Timeout, readyWhat(ready))
+	if ctx.Err() != nil && st.NotReady != nil {
+		// Interrupted while it waited: nothing left running that the user
+		// was not told of.
+		id := st.Meta.ID
+		r, err := m.Kill(context.Background(), id, syscall.SIGTERM, 2*time.Second)
+		if err != nil || r.Err != nil {
+			return &exitError{code: exitFailed, err: fmt.Errorf("interrupted while waiting for shell %s to be ready, and it could not be stopped: %v; stop it with cshell kill %s", id, errors.Join(err, r.ErrOrNil()), id)}
 		}
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-		meta, notReady = m.WaitReady(ctx, meta.ID, *ready)
-		interrupted := ctx.Err() != nil
-		stop()
-		if interrupted {
-			// Nothing left running that the user was not told of.
-			r, err := m.Kill(meta.ID, syscall.SIGTERM, 2*time.Second)
-			if err != nil || r.Err != nil {
-				return &exitError{code: exitFailed, err: fmt.Errorf("interrupted while waiting for shell %s to be ready, and it could not be stopped: %v; stop it with cshell kill %s", meta.ID, errors.Join(err, r.ErrOrNil()), meta.ID)}
-			}
-			return &exitError{code: 128 + int(syscall.SIGINT), err: fmt.Errorf("interrupted while waiting for shell %s to be ready; stopped it (%s)", meta.ID, r.Meta.StatusLine)}
-		}
-		switch {
-		case errors.Is(notReady, shells.ErrEnded):
-			// The answer is its end, with its output.
-			meta, st.Output = m.Ended(meta.ID)
-			notReady = nil
-		case notReady != nil && !errors.Is(notReady, shells.ErrNotReady):
-			return notReady
-		}
+		return &exitError{code: 128 + int(syscall.SIGINT), err: fmt.Errorf("interrupted while waiting for shell %s to be ready; stopped it (%s)", id, r.Meta.StatusLine)}
 	}
-	if err := printAnswer(g, meta, st.Output, ro); err != nil {
-		return err
+	if g.json {
+		if err := g.printJSON(st.Answer()); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprint(g.stdout, st.Lines())
 	}
 	switch {
-	case notReady != nil:
-		return &exitError{code: exitFailed, err: notReady}
-	case meta.Finished():
+	case st.NotReady != nil:
+		return &exitError{code: exitFailed, err: st.NotReady}
+	case st.Meta.Finished():
 		// Ended before the answer: run -d exits with its code, as a
 		// foreground run would.
-		return &exitError{code: meta.ExitStatus(), silent: true}
+		return &exitError{code: st.Meta.ExitStatus(), silent: true}
 	}
 	return nil
 }
 
-// readyOptions checks --ready, --ready-log and --ready-timeout.
-func readyOptions(o *runOptions) (*shells.ReadyOptions, error) {
+// readyRequest reads --ready, --ready-log and --ready-timeout (the plan
+// checks them against the rest).
+func readyRequest(o *runOptions) (plan.ReadyRequest, error) {
 	if !o.ready && o.readyLog == "" {
-		return nil, nil
+		return plan.ReadyRequest{}, nil
 	}
 	d, err := parseDuration(o.readyTimeout)
 	if err != nil || d == 0 {
-		return nil, usageError("--ready-timeout %q: write a duration such as 60s or plain seconds", o.readyTimeout)
+		return plan.ReadyRequest{}, usageError("--ready-timeout %q: write a duration such as 60s or plain seconds", o.readyTimeout)
 	}
-	r := &shells.ReadyOptions{Timeout: d}
-	if o.ready {
-		if len(o.expose) == 0 {
-			return nil, usageError("--ready waits for exposed ports; add --expose PORT, or use --ready-log REGEX")
-		}
-		for _, e := range o.expose {
-			ap, err := netrelay.ParseExpose(e)
-			if err != nil {
-				return nil, &exitError{code: exitUsage, err: err}
-			}
-			r.Ports = append(r.Ports, int(ap.Port()))
-		}
-	}
-	if o.readyLog != "" {
-		if r.Log, err = regexp.Compile(o.readyLog); err != nil {
-			return nil, usageError("--ready-log %q is not a valid regular expression (RE2): %v", o.readyLog, err)
-		}
-	}
-	return r, nil
-}
-
-// printAnswer prints run -d's answer: human lines or docs/cli.md's JSON object.
-func printAnswer(g *globals, meta *shells.Meta, output string, ro shells.RunOptions) error {
-	direct := !shells.Relayed(ro.Isolation)
-	if g.json {
-		ans := map[string]any{"id": meta.ID, "name": meta.Name, "status": meta.Status, "pid": meta.Pid,
-			"log": meta.Log, "exposed": meta.Exposed}
-		if direct && len(meta.Exposed) > 0 {
-			ans["exposed_directly"] = true
-		}
-		if meta.Finished() {
-			ans["exit_code"] = meta.ExitCode
-			ans["signal"] = meta.Signal
-			ans["status_line"] = meta.StatusLine
-			ans["output"] = output
-		}
-		return g.printJSON(ans)
-	}
-	if meta.Finished() {
-		fmt.Fprintf(g.stdout, "shell %s %s\n", meta.ID, meta.StatusLine)
-		fmt.Fprintf(g.stdout, "log: %s\n", meta.Log)
-		fmt.Fprint(g.stdout, output)
-		return nil
-	}
-	fmt.Fprintf(g.stdout, "started shell %s (pid %d)\n", meta.ID, meta.Pid)
-	fmt.Fprintf(g.stdout, "log: %s\n", meta.Log)
-	for _, e := range meta.Exposed {
-		if direct {
-			fmt.Fprintf(g.stdout, "exposed: %s -> %d (no relay: the shell shares this machine's network, so its server is reachable directly)\n", e.Listen, e.Port)
-		} else {
-			fmt.Fprintf(g.stdout, "exposed: %s -> %d\n", e.Listen, e.Port)
-		}
-	}
-	return nil
+	return plan.ReadyRequest{Ports: o.ready, Log: o.readyLog, Timeout: d}, nil
 }
 
 // readyWhat says what a --ready wait waits for.
-func readyWhat(r *shells.ReadyOptions) string {
+func readyWhat(r *plan.Ready) string {
 	var what []string
 	if len(r.Ports) > 0 {
 		ports := make([]string, len(r.Ports))
@@ -447,8 +387,8 @@ func readyWhat(r *shells.ReadyOptions) string {
 		}
 		what = append(what, "port "+strings.Join(ports, ", ")+" accepts connections inside it")
 	}
-	if r.Log != nil {
-		what = append(what, fmt.Sprintf("a line of its output matches %q", r.Log.String()))
+	if r.Log != "" {
+		what = append(what, fmt.Sprintf("a line of its output matches %q", r.Log))
 	}
 	return strings.Join(what, " and ")
 }

@@ -3,10 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"regexp"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cshell/cshell/plan"
 	"github.com/cshell/cshell/shells"
 )
 
@@ -74,8 +74,8 @@ the shell ends first.`,
 				}
 			}
 			if logRe != "" {
-				if o.Log, err = regexp.Compile(logRe); err != nil {
-					return usageError("--log %q is not a valid regular expression (RE2): %v", logRe, err)
+				if o.Log, err = plan.CompileRegexp("--log", logRe); err != nil {
+					return err
 				}
 			}
 			m, err := g.manager()

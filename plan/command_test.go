@@ -1,4 +1,4 @@
-package shells
+package plan
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package shells
+package escape
 
 import "testing"
 
@@ -15,17 +15,17 @@ func TestVisible(t *testing.T) {
 		{"c1 \u0085 ok é", `c1 \x85 ok é`, `c1 \x85 ok é`},
 		{"[cshell: fake]\nx [cshell ok]\n[cshell", "\\x5bcshell: fake]\nx [cshell ok]\n\\x5bcshell", "\\x5bcshell: fake]\nx [cshell ok]\n\\x5bcshell"},
 	} {
-		if got := visible(c.in, false); got != c.want {
-			t.Errorf("visible(%q) = %q, want %q", c.in, got, c.want)
+		if got := Output(c.in, false); got != c.want {
+			t.Errorf("Output(%q) = %q, want %q", c.in, got, c.want)
 		}
-		if got := visible(c.in, true); got != c.color {
-			t.Errorf("visible(%q, color) = %q, want %q", c.in, got, c.color)
+		if got := Output(c.in, true); got != c.color {
+			t.Errorf("Output(%q, color) = %q, want %q", c.in, got, c.color)
 		}
 	}
-	if got := validUTF8("ok \xff é\x1b"); got != "ok \\xff é\x1b" {
+	if got := ValidUTF8("ok \xff é\x1b"); got != "ok \\xff é\x1b" {
 		t.Errorf("validUTF8: %q", got)
 	}
-	if got := sanitize("web\x1b[2J\n"); got != `web\x1b[2J\x0a` {
+	if got := Line("web\x1b[2J\n"); got != `web\x1b[2J\x0a` {
 		t.Errorf("sanitize: %q", got)
 	}
 }

@@ -1,4 +1,7 @@
-package shells
+// Package escape makes text that a shell or a record could have written
+// safe to show: in one of cshell's own lines (Line), or as a shell's
+// output to a terminal or an agent (Output).
+package escape
 
 import (
 	"fmt"
@@ -6,12 +9,12 @@ import (
 	"unicode/utf8"
 )
 
-// sanitize makes a string that a shell or a record could have written
+// Line makes a string that a shell or a record could have written
 // safe to show in one of cshell's own lines: control characters (the
 // newline and tab included) and bytes that are not UTF-8 are written as
 // \xNN, so that the text can neither move the cursor, retitle the
 // terminal nor pass for a line of cshell's own.
-func sanitize(s string) string {
+func Line(s string) string {
 	clean := true
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == 0x7f || c >= 0x80 {
@@ -48,21 +51,21 @@ func bidi(r rune) bool {
 	return r == 0x061c || r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }
 
-// hasControl reports whether s holds a control character or is not UTF-8.
-func hasControl(s string) bool { return sanitize(s) != s }
+// HasControl reports whether s holds a control character or is not UTF-8.
+func HasControl(s string) bool { return Line(s) != s }
 
 // ownPrefix starts every line cshell writes among a shell's output (its
 // notes, its notices); a line of the shell's that starts so is shown with
 // its bracket escaped, so that only cshell's own lines do.
 const ownPrefix = "[cshell"
 
-// visible makes shell output safe to show to a terminal or an agent:
+// Output makes shell output safe to show to a terminal or an agent:
 // control characters other than newline and tab, and bytes that are not
 // UTF-8, are written as \xNN, bidirectional controls as \uNNNN
 // (keepColor keeps colour codes, ESC [ ... m,
 // for a terminal that asked for them), and a line that starts as cshell's
 // own lines do gets its bracket escaped. Nothing is dropped.
-func visible(s string, keepColor bool) string {
+func Output(s string, keepColor bool) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	lineStart := true
@@ -135,10 +138,10 @@ func sgrLen(s string) int {
 	return 0
 }
 
-// validUTF8 keeps s as it is but writes each byte that is not UTF-8 as
+// ValidUTF8 keeps s as it is but writes each byte that is not UTF-8 as
 // \xNN: JSON has no way to carry such bytes, and would replace them all
 // with the same character.
-func validUTF8(s string) string {
+func ValidUTF8(s string) string {
 	if utf8.ValidString(s) {
 		return s
 	}
@@ -155,9 +158,3 @@ func validUTF8(s string) string {
 	}
 	return b.String()
 }
-
-// Visible is visible for callers that show shell output themselves.
-func Visible(s string, keepColor bool) string { return visible(s, keepColor) }
-
-// Sanitize is sanitize for callers that show record fields themselves.
-func Sanitize(s string) string { return sanitize(s) }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package shells
+package control
 
 import "net"
 

@@ -1,4 +1,4 @@
-package shells
+package control
 
 import (
 	"errors"

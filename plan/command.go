@@ -1,8 +1,13 @@
-package shells
+package plan
 
 import (
 	"strings"
 )
+
+// maxCommand is the longest word: bash -c gets a command line as one
+// argument, and Linux caps one at 128 KiB (MAX_ARG_STRLEN) with room left
+// for the rest.
+const maxCommand = 128<<10 - 1
 
 // maxArgv bounds the arguments given as they are, together: the kernel
 // takes about 2 MiB of arguments and environment at an exec.
