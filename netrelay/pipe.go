@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"runtime"
 	"sync"
 	"time"
 )
@@ -13,12 +12,10 @@ import (
 // Pipe copies bytes both ways between a and b until both directions end,
 // then closes both. A side that ends its writing (EOF) is passed on as a
 // half-close, so a client that shuts down its write side still gets the
-// whole response; an error in either direction ends both at once. Between
-// two TCP sockets io.Copy splices on Linux: the bytes stay in the kernel.
-// (Off Linux only: there Relay and Splicer are built on it.)
+// whole response; an error in either direction ends both at once.
+// Relay is built on it off Linux; on Linux, Relay moves the bytes itself
+// (relay_linux.go). It is portable, and tested everywhere.
 func Pipe(a, b net.Conn) {
-	connStarted()
-	defer connEnded()
 	var once sync.Once
 	closeBoth := func() { once.Do(func() { a.Close(); b.Close() }) }
 	done := make(chan struct{})
@@ -45,50 +42,11 @@ func copyHalf(dst, src net.Conn, abort func()) {
 	abort()
 }
 
-// idle counts relayed connections in this process; a moment after the
-// last one ends, garbage collection returns the pipes that splicing kept in
-// Go's pool (they are freed only by a collection, which an idle supervisor
-// might never run) and the memory the connections used.
-var idle struct {
-	sync.Mutex
-	active  int
-	pending bool
-}
-
-func connStarted() {
-	idle.Lock()
-	idle.active++
-	idle.Unlock()
-}
-
-func connEnded() {
-	idle.Lock()
-	defer idle.Unlock()
-	idle.active--
-	if idle.active > 0 || idle.pending {
-		return
-	}
-	idle.pending = true // at most one collection per quiet moment
-	time.AfterFunc(200*time.Millisecond, func() {
-		idle.Lock()
-		idle.pending = false
-		quiet := idle.active == 0
-		idle.Unlock()
-		if quiet {
-			// Twice: a pooled pipe survives one collection (sync.Pool
-			// keeps a victim cache) and is closed by its finalizer after
-			// the next.
-			runtime.GC()
-			runtime.GC()
-		}
-	})
-}
-
 // DialFunc opens the far side of one relayed connection.
 type DialFunc func(ctx context.Context) (net.Conn, error)
 
 // Serve accepts on l and pipes each connection to a new one from dial
-// (off Linux only: Relay's loop there),
+// (Relay's loop off Linux),
 // until ctx ends or l is closed; then it closes l and every connection it
 // carries, and returns. A connection whose far side cannot be reached
 // (nothing listens there yet) is closed at once: the client sees EOF.
