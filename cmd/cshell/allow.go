@@ -77,7 +77,7 @@ back for later connections; --list shows the grants.`,
 					return err
 				}
 				if g.json {
-					return g.printJSON(map[string]any{"session": s, "revoked": args})
+					return g.printJSON(revokeAnswer{Session: s, Revoked: args})
 				}
 				fmt.Fprintf(g.stdout, "revoked %d grant(s) in session %s; connections already made stay\n", len(args), s)
 				return nil
@@ -87,7 +87,7 @@ back for later connections; --list shows the grants.`,
 				return err
 			}
 			if g.json {
-				return g.printJSON(map[string]any{"session": s, "allowed": kept})
+				return g.printJSON(allowAnswer{Session: s, Allowed: kept})
 			}
 			for _, p := range kept {
 				fmt.Fprintf(g.stdout, "allowed %s in session %s\n", p, s)

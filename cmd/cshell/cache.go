@@ -172,7 +172,7 @@ func cachePrune(g *globals) error {
 		freed += e.Bytes
 	}
 	if g.json {
-		_ = g.printJSON(map[string]any{"removed": len(removed), "bytes": freed})
+		_ = g.printJSON(pruneAnswer{Removed: len(removed), Bytes: freed})
 	} else {
 		fmt.Fprintf(g.stdout, "removed the caches of %d working director%s (%s)\n", len(removed), plural(len(removed), "y", "ies"), policy.FormatSize(freed))
 	}

@@ -63,15 +63,12 @@ session ($CSHELL_SESSION, else default; or --session).`,
 			if g.json {
 				// One document: an object for one shell, an array for all
 				// or several.
-				list := []map[string]any{}
+				list := []killAnswer{}
 				for _, r := range results {
-					o := map[string]any{"id": r.Meta.ID, "status": r.Meta.Status, "status_line": r.Meta.StatusLine,
-						"already_finished": r.AlreadyFinished, "exit_code": r.Meta.ExitCode, "signal": r.Meta.Signal}
-					if len(r.Meta.Escaped) > 0 {
-						o["escaped_pids"] = r.Meta.Escaped
-					}
+					o := killAnswer{ID: r.Meta.ID, Status: r.Meta.Status, StatusLine: r.Meta.StatusLine,
+						AlreadyFinished: r.AlreadyFinished, ExitCode: r.Meta.ExitCode, Signal: r.Meta.Signal, EscapedPids: r.Meta.Escaped}
 					if r.Err != nil {
-						o["error"] = r.Err.Error()
+						o.Error = r.Err.Error()
 						failed++
 					}
 					list = append(list, o)

@@ -99,7 +99,7 @@ the shell ends first.`,
 				return &exitError{code: exitFailed, err: err}
 			}
 			if g.json {
-				return g.printJSON(map[string]any{"id": meta.ID, "ready": true})
+				return g.printJSON(readyAnswer{ID: meta.ID, Ready: true})
 			}
 			fmt.Fprintf(g.stdout, "shell %s is ready\n", meta.ID)
 			return nil

@@ -108,7 +108,6 @@ CS() { # USER ARGS...: cshell as USER, in its own state dir
 	shift
 	as_user "$user" "$W/$user/wd" "$W/cshell" --state-dir "$W/$user/state" "$@"
 }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 gbit() { echo "$1*8/1000000000" | bc -l; }
 
 echo "# cshell $(cshell_rev); 1 GiB from 198.18.0.2 (a veth to a namespace of this run), Gbit/s; connects per second; median of $ROUNDS interleaved rounds"

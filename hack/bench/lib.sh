@@ -17,6 +17,25 @@ die() {
 	exit 1
 }
 
+# fail MESSAGE: a measurement is not valid; say so and go on (FAILED=1: the
+# script exits 1 at the end).
+FAILED=0
+fail() {
+	echo "$(basename "$0"): FAILED: $*" >&2
+	FAILED=1
+}
+
+# kv KEY "k=v k=v ...": the value of KEY (nothing when it is missing).
+kv() {
+	tr ' ' '\n' <<<"$2" | awk -F= -v k="$1" '$1 == k { print $2 }'
+}
+
+# mib KIB: a size in KiB as MiB.
+mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
+
+# median: the median of the numbers on stdin, one a line.
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
 # work_dir PATTERN: makes a new directory from a mktemp PATTERN, readable by
 # every user (the test user runs from it), and prints its path, which holds
 # only characters that need no quoting. Use it as W=$(work_dir ...) || exit 1.

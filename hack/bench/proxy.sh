@@ -43,7 +43,6 @@ for user in root "$TEST_USER"; do
 done
 
 GET="curl -sS --noproxy \"\" -o /dev/null -w %{speed_download} http://127.0.0.1:$PORT/$SIZE"
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 echo "# 1 GiB download, Gbit/s, median of $ROUNDS interleaved rounds; same curl, same server (127.0.0.1:$PORT)"
 printf '%-12s %10s %10s %8s\n' user direct proxied ratio

@@ -289,11 +289,6 @@ for i in $(seq 1 9) $(seq 81 89); do
 	[ -z "$(ss -Htln "sport = :$p")" ] || die "port $p is in use on this machine (set PORT_BASE to move the ports)"
 done
 
-FAILED=0
-fail() {
-	echo "relay.sh: FAILED: $*" >&2
-	FAILED=1
-}
 
 # servers NAME IPERF_PORT HTTP_PORT [BIND]: the command line of a holder
 # that brings lo up (inside a namespace), runs iperf3 -s and the HTTP
@@ -435,10 +430,6 @@ done
 stop_groups
 
 # --- 2. relay memory
-mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
-kv() { # KEY "k=v ...": the value of KEY
-	tr ' ' '\n' <<<"$2" | awk -F= -v k="$1" '$1 == k { print $2 }'
-}
 echo
 echo "## relay memory: VmRSS of the shell's supervisor (cshell __supervise), $CONNS idle connections to one exposed port"
 printf '%-14s %10s %22s %10s %18s %8s %11s\n' user before "with $CONNS open" after "per conn" hwm "fds (b/o/a)"

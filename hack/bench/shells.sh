@@ -139,28 +139,8 @@ gov=
 [ -n "${CSHELL_BIN:-}" ] || gov=" ($(go version | awk '{print $3}'))"
 echo "# cshell $rev$gov | kernel $(uname -r) | $(nproc) cpus | $ROUNDS rounds | users: ${USERS[*]} | work dir $W"
 
-FAILED=0
 declare -a SUMMARY=()
 
-# fail MESSAGE: a measurement is not valid; say so, go on, exit 1 at the end.
-fail() {
-	echo "shells.sh: FAILED: $*" >&2
-	FAILED=1
-}
-
-# kv KEY "k=v k=v ...": the value of KEY.
-kv() {
-	local w
-	local -a words
-	read -ra words <<<"$2"
-	for w in "${words[@]}"; do
-		if [[ $w == "$1="* ]]; then
-			echo "${w#*=}"
-			return 0
-		fi
-	done
-	die "no $1 in '$2'"
-}
 
 # tsv FILE LABEL COLUMN: one number of abtime's --tsv output.
 tsv() {
@@ -179,7 +159,6 @@ verdict() {
 }
 
 now_us() { echo "${EPOCHREALTIME/./}"; }
-mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
 
 # running USER STATE: how many shells `cshell ps --json` lists as running.
 running() {

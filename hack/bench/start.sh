@@ -92,7 +92,6 @@ echo "# cshell $rev ($(go version | awk '{print $3}')) | runc $("$RUNC" --versio
 	"| $("$BWRAP" --version) | kernel $(uname -r) | $(nproc) cpus | $ROUNDS rounds"
 
 declare -a VERDICTS=()
-FAILED=0
 
 # bench USER: bundle, smoke test and timed group for one user.
 bench() {
