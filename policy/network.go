@@ -293,7 +293,7 @@ type Violation struct {
 	Time   time.Time `json:"time"`
 	Host   string    `json:"host"`
 	Port   int       `json:"port"`
-	Method string    `json:"method"` // CONNECT, GET…, SOCKS5, expose
+	Method string    `json:"method"` // CONNECT, GET…, SOCKS5, connect, UDP, DNS, unshare, clone, write, memory
 	Rule   string    `json:"rule"`
 	Hint   string    `json:"hint,omitempty"`
 }
