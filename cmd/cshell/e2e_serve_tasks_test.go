@@ -534,7 +534,7 @@ func TestServeReady(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{map[string]any{"command": "true", "run_in_background": true, "ready": true}, "ready waits for exposed ports: add expose"},
+		{map[string]any{"command": "true", "run_in_background": true, "ready": true}, "ready waits for exposed ports; add expose"},
 		{map[string]any{"command": "true", "ready_log": "x"}, "are for background shells: set run_in_background"},
 		{map[string]any{"command": "true", "run_in_background": true, "ready_log": "(x"}, "ready_log \"(x\" is not a valid regular expression"},
 		{map[string]any{"command": "true", "run_in_background": true, "ready_log": "x", "ready_timeout": 1e9}, "ready_timeout"},
