@@ -111,7 +111,7 @@ func New(r Request, f Facts) (*Plan, error) {
 		}
 		p.Isolation = container.Container // a bundle describes one, wherever it is written
 	}
-	p.Namespaced = p.Isolation == container.Container || p.Isolation == container.Auto && f.Namespaced
+	p.Namespaced = Namespaced(p.Isolation, f.Namespaced)
 	w := r.Words.Or()
 	var err error
 	if p.Command, p.Argv, err = commandOf(r.Command, p.usage()); err != nil {
@@ -159,6 +159,14 @@ func New(r Request, f Facts) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// Namespaced reports whether an isolation gives the shell namespaces of
+// its own (a network among them, so that its ports are relayed):
+// container does, process does not, auto does where it means a container
+// (byDefault: container.DefaultIsNamespaced).
+func Namespaced(iso container.Isolation, byDefault bool) bool {
+	return iso == container.Container || iso == container.Auto && byDefault
 }
 
 // usage is how to write the command, for the sentence when it is missing.

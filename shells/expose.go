@@ -134,17 +134,9 @@ func (m *Manager) askInfo(ctx context.Context, id string) (control.Info, int, er
 	return info, c.Pid(), err
 }
 
-// Relayed reports whether an isolation gives the shell a network of its
-// own, so that its ports must be relayed (otherwise they are reachable
-// directly).
-func Relayed(iso container.Isolation) bool { return relayed(iso) }
-
+// relayed reports whether an isolation gives the shell a network of its
+// own, so that a foreground run reaches its session's ports (decided
+// before its plan is made, with the plan's rule).
 func relayed(iso container.Isolation) bool {
-	switch iso {
-	case container.Container:
-		return true
-	case container.Auto:
-		return container.DefaultIsNamespaced()
-	}
-	return false
+	return plan.Namespaced(iso, container.DefaultIsNamespaced())
 }

@@ -42,7 +42,8 @@ func (m *Manager) Start(ctx context.Context, o RunOptions) (*Started, error) {
 	if o.StateDir == "" {
 		o.StateDir = m.path // its shells keep their grants here
 	}
-	p, err := plan.New(o.Request, hostFacts(o.FS.Home, nil))
+	facts := hostFacts(o.FS.Home, nil)
+	p, err := plan.New(o.Request, facts)
 	if err != nil {
 		return nil, err
 	}
