@@ -437,3 +437,21 @@ func TestOptions(t *testing.T) {
 }
 
 type fakeListener struct{ net.Listener }
+
+func TestParseAddHosts(t *testing.T) {
+	h, err := ParseAddHosts([]string{"api.test:198.18.0.2", "V6.Test:[fd00::2]", "m.test:::ffff:10.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]netip.Addr{"api.test": netip.MustParseAddr("198.18.0.2"), "v6.test": netip.MustParseAddr("fd00::2"), "m.test": netip.MustParseAddr("10.0.0.1")}
+	for k, v := range want {
+		if h[k] != v {
+			t.Errorf("%s: %v, want %v", k, h[k], v)
+		}
+	}
+	for _, bad := range []string{"noaddress", "name:notanip", ":1.2.3.4", "1.2.3.4:5.6.7.8", "a b:1.2.3.4"} {
+		if _, err := ParseAddHosts([]string{bad}); !errors.Is(err, ErrUsage) {
+			t.Errorf("ParseAddHosts(%q): %v", bad, err)
+		}
+	}
+}

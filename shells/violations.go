@@ -4,54 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
-	"strings"
 	"sync"
 
-	"github.com/cshell/cshell/internal/escape"
 	"github.com/cshell/cshell/internal/safefs"
 	"github.com/cshell/cshell/policy"
 )
-
-// networkRules builds a shell's rules from --allow-host and the config.
-func networkRules(allowHosts []string, cfg *policy.Config) (*policy.Rules, []string, error) {
-	for _, h := range allowHosts {
-		if _, err := policy.ParseHostPattern(h); err != nil {
-			return nil, nil, usageErr("--allow-host: %w", err)
-		}
-	}
-	allow := append(append([]string{}, allowHosts...), cfg.Network.Allow...)
-	rules, err := policy.NewRules(allow, cfg.Network.Deny)
-	if err != nil {
-		return nil, nil, usageErr("%w", err)
-	}
-	return rules.WithCloudMetadata(cfg.CloudMetadata()), allow, nil
-}
-
-// ParseAddHosts reads --add-host entries: NAME:ADDRESS, the address an
-// IPv4 or IPv6 one (brackets allowed).
-func ParseAddHosts(entries []string) (map[string]netip.Addr, error) {
-	if len(entries) == 0 {
-		return nil, nil
-	}
-	hosts := map[string]netip.Addr{}
-	for _, e := range entries {
-		name, addr, ok := strings.Cut(e, ":")
-		a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]"))
-		h, herr := policy.NormalizeHost(name)
-		if !ok || err != nil || herr != nil || h == "" || isAddrString(h) {
-			return nil, usageErr("--add-host %q: write NAME:ADDRESS, such as api.test:198.18.0.2 or api.test:[fd00::2]", escape.Line(e))
-		}
-		hosts[h] = a.Unmap()
-	}
-	return hosts, nil
-}
-
-func isAddrString(s string) bool {
-	_, err := netip.ParseAddr(s)
-	return err == nil
-}
 
 // maxViolationsLog bounds a shell's violations.log: a command refused in a
 // loop must not fill the disk.
