@@ -32,8 +32,10 @@ func (s *server) foreground(ctx context.Context, req *mcp.CallToolRequest, o she
 }
 
 // maxWaitingCalls bounds the foreground calls waiting for a turn; one
-// past it is refused at once.
-const maxWaitingCalls = 256
+// past it is refused at once. With the running ones it stays below the
+// requests the stdio transport holds (maxInFlight), so that this sentence,
+// not the transport's, is what a client meets.
+const maxWaitingCalls = 128
 
 // turn waits for one of the server's foreground slots
 // (shells.maxForegroundCalls), ctx's end, or refuses when too many wait;
@@ -46,7 +48,7 @@ func (s *server) turn(ctx context.Context) (done func(), err error) {
 	}
 	if n := s.waiting.Add(1); n > maxWaitingCalls {
 		s.waiting.Add(-1)
-		return nil, fmt.Errorf("%d commands run and %d more wait for a turn (shells.maxForegroundCalls is %d); wait for some to end, or run long ones with run_in_background", cap(s.slots), maxWaitingCalls, cap(s.slots))
+		return nil, fmt.Errorf("%d foreground calls run (shells.maxForegroundCalls) and %d more wait for a turn, the most that may; wait for some to end, or run long ones with run_in_background", cap(s.slots), maxWaitingCalls)
 	}
 	defer s.waiting.Add(-1)
 	select {
@@ -118,8 +120,8 @@ type fgRun struct {
 }
 
 // abandoned is how long a run waits for the client's next call once it
-// asked: past the hold, the question is moot.
-const abandoned = askHold + 10*time.Second
+// asked: past the hold, the question is moot. (A variable for tests.)
+var abandoned = askHold + 10*time.Second
 
 func (s *server) startRun(o shells.RunOptions) *fgRun {
 	ctx, cancel := context.WithCancel(s.ctx)
@@ -170,7 +172,13 @@ func (s *server) await(ctx context.Context, req *mcp.CallToolRequest, run *fgRun
 			run.asked[key] = true
 			id := fmt.Sprintf("net-%d", len(run.keys)+1)
 			run.keys[id] = key
-			run.waiting = time.AfterFunc(abandoned, run.cancel)
+			run.waiting = time.AfterFunc(abandoned, func() {
+				// Nobody came back for the answer: the run stops, and is
+				// forgotten (its requestState now says it waited too long).
+				run.cancel()
+				<-run.done
+				s.endRun(run)
+			})
 			run.mu.Unlock()
 			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{id: question("a foreground command", run.command, key)},
 				RequestState: run.id}

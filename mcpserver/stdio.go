@@ -61,7 +61,7 @@ type stdio struct {
 // use; eof is called when the client's side ends.
 func checkedStdio(in io.Reader, out io.Writer, eof func()) (io.ReadCloser, io.WriteCloser) {
 	s := &stdio{eof: eof, inflight: map[string]json.RawMessage{}, byClient: map[string]string{}}
-	s.out = &lineWriter{w: out, rewrite: s.answer}
+	s.out = &lineWriter{w: out, rewrite: s.answer, broken: eof}
 	pr, pw := io.Pipe()
 	read := make(chan struct{})
 	var ending sync.Once
@@ -302,6 +302,9 @@ type lineWriter struct {
 	w       io.Writer
 	buf     []byte
 	rewrite func([]byte) []byte
+	// broken is called when a write fails: the client closed its end, and
+	// the server ends as cleanly as when its input ends.
+	broken func()
 }
 
 // Write takes the SDK's output, a line at a time.
@@ -324,6 +327,9 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 			l.buf = nil
 		}
 		if err != nil {
+			if l.broken != nil {
+				l.broken()
+			}
 			return len(p), err
 		}
 	}

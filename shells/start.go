@@ -17,9 +17,10 @@ import (
 type Started struct {
 	Meta   *Meta
 	Output string // when it ended before the answer: its last output
-	// Waited: the start waited until the shell was ready (ReadyAfter),
-	// or gave up (NotReady: ErrNotReady, naming what was not ready, or
-	// the context's error; the shell runs on either way).
+	// Waited: a readiness was asked for; the start waited until the shell
+	// was ready (ReadyAfter), or gave up (NotReady: ErrNotReady, naming
+	// what was not ready, or the context's error; the shell runs on either
+	// way), or the shell ended first.
 	Waited     bool
 	ReadyAfter time.Duration
 	NotReady   error
@@ -78,9 +79,8 @@ func (m *Manager) Start(ctx context.Context, o RunOptions) (*Started, error) {
 	if meta, err = m.readMeta(meta.ID); err != nil {
 		return nil, err
 	}
-	st := &Started{Meta: meta, Direct: !p.Namespaced}
+	st := &Started{Meta: meta, Direct: !p.Namespaced, Waited: p.Ready != nil}
 	if !meta.Finished() && p.Ready != nil {
-		st.Waited = true
 		if o.Waiting != nil {
 			o.Waiting(meta.ID, p.Ready)
 		}
