@@ -15,11 +15,12 @@ import (
 // no trip through the runtime's poller, whose wake-ups cost a connection
 // made for a shell more than the connect itself.
 func dialAddr(ctx context.Context, ap netip.AddrPort) (net.Conn, error) {
-	family := unix.AF_INET
-	var sa unix.Sockaddr = &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}
-	if !ap.Addr().Is4() {
-		family = unix.AF_INET6
-		sa = &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
+	var family int
+	var sa unix.Sockaddr
+	if a := ap.Addr().Unmap(); a.Is4() {
+		family, sa = unix.AF_INET, &unix.SockaddrInet4{Port: int(ap.Port()), Addr: a.As4()}
+	} else {
+		family, sa = unix.AF_INET6, &unix.SockaddrInet6{Port: int(ap.Port()), Addr: a.As16(), ZoneId: zoneID(a.Zone())}
 	}
 	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -53,4 +54,15 @@ func dialAddr(ctx context.Context, ap netip.AddrPort) (net.Conn, error) {
 	f := os.NewFile(uintptr(fd), "dial")
 	defer f.Close()
 	return net.FileConn(f)
+}
+
+// zoneID is a link-local address's interface index (0: none).
+func zoneID(zone string) uint32 {
+	if zone == "" {
+		return 0
+	}
+	if ifi, err := net.InterfaceByName(zone); err == nil {
+		return uint32(ifi.Index)
+	}
+	return 0
 }

@@ -252,16 +252,21 @@ func (s *Sandbox) prepareEgress(ctx context.Context, p *Proxy, maxConns int) (*n
 	return eg, nil
 }
 
-// serveCalls answers the calls the filter hands over on listener: the
-// connects go to the egress, a refused user namespace to refused.
+// serveCalls answers the calls the filter hands over on listener until
+// the sandbox closes (not when its relays stop: a shell that runs on must
+// still have its calls answered): the connects go to the egress (which
+// ends with the relays, ctx), a refused user namespace to refused, the
+// opens with write intent to the judge of refused writes.
 func (s *Sandbox) serveCalls(ctx context.Context, eg *netrelay.Egress, listener *os.File, fsys policy.Filesystem, refused func(policy.Violation)) {
 	var told *writes
 	if refused != nil {
 		told = newWrites(fsys, refused)
 	}
-	s.relays.Add(1)
+	done, end := context.WithCancel(context.Background())
+	s.endCalls = end
+	s.calls.Add(1)
 	go func() {
-		defer s.relays.Done()
+		defer s.calls.Done()
 		calls := container.Calls{
 			Userns: func(call string) {
 				if refused != nil {
@@ -279,6 +284,6 @@ func (s *Sandbox) serveCalls(ctx context.Context, eg *netrelay.Egress, listener 
 		if told != nil {
 			calls.Open = told.judge
 		}
-		container.ServeCalls(listener, calls, ctx.Done())
+		container.ServeCalls(listener, calls, done.Done())
 	}()
 }

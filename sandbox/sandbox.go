@@ -111,6 +111,10 @@ type Sandbox struct {
 	relays  sync.WaitGroup
 	stopped sync.Once
 	closed  sync.Once
+
+	// The calls the filter hands over are answered until Close.
+	endCalls context.CancelFunc
+	calls    sync.WaitGroup
 }
 
 // ErrNotExposed ends a relayed connection to a reached address that is no
@@ -147,18 +151,19 @@ func Start(runner container.Runner, o Options) (*Sandbox, error) {
 			closeListeners()
 			return nil, fmt.Errorf("%w: %w", container.ErrSandbox, err)
 		}
-		defer w.Close() // the init has its own copy once it runs
-		events = w
+		events = w                  // closed right after the start: the init has its own copy
 		go readEvents(r, o.Refused) // ends when the init closes its end
 	}
 	if inside && (len(o.Exposes) > 0 || len(o.Reach) > 0 || o.Proxy != nil || o.Probes) {
 		parent, child, err := socketPair()
 		if err != nil {
 			closeListeners()
+			if events != nil {
+				events.Close()
+			}
 			return nil, fmt.Errorf("%w: %w", container.ErrSandbox, err)
 		}
-		defer child.Close() // the init has its own copy once it runs
-		sockets = child
+		sockets = child // closed right after the start: the init has its own copy
 		s.factory = netrelay.NewFactory(parent)
 	}
 	spec := &container.Spec{
@@ -171,6 +176,13 @@ func Start(runner container.Runner, o Options) (*Sandbox, error) {
 		spec.MemoryKills = func(k container.OOMKill) { o.Refused(MemoryViolation(o.Limits.Memory, k)) }
 	}
 	s.sh, err = runner.Start(spec)
+	// Only the init holds its ends now: one that dies before it answers
+	// is seen gone at once, not after the factory's wait.
+	for _, f := range []*os.File{sockets, events} {
+		if f != nil {
+			f.Close()
+		}
+	}
 	if err != nil {
 		closeListeners()
 		if s.factory != nil {
@@ -303,7 +315,9 @@ func (s *Sandbox) Probe(ctx context.Context, port int) bool {
 }
 
 // StopRelays closes every listener the sandbox serves (the exposed ports
-// shut), ends their connections and waits for it. The shell runs on.
+// shut; inside, the reached ports, the proxy, the resolver and the
+// egress), ends their connections and waits for it. The shell runs on,
+// its calls answered, with no way out.
 func (s *Sandbox) StopRelays() {
 	s.stopped.Do(func() {
 		if s.stop != nil {
@@ -319,6 +333,10 @@ func (s *Sandbox) Close() error {
 	var err error
 	s.closed.Do(func() {
 		s.StopRelays()
+		if s.endCalls != nil {
+			s.endCalls()
+			s.calls.Wait()
+		}
 		if s.factory != nil {
 			s.factory.Close()
 		}
