@@ -17,8 +17,9 @@ import (
 	"time"
 )
 
-// Refusal is a policy's no to one destination; Rule names what refused it.
-type Refusal struct{ Rule string }
+// Refusal is a policy's no to one destination: Rule names what refused
+// it, Hint what would lift it ("" when nothing would).
+type Refusal struct{ Rule, Hint string }
 
 func (r *Refusal) Error() string { return "refused: " + r.Rule }
 
@@ -30,7 +31,7 @@ type Proxy struct {
 	// Dial resolves, checks and connects to host:port on this machine.
 	Dial func(ctx context.Context, host string, port int) (net.Conn, error)
 	// Refused is told of each refusal (method: CONNECT, GET…, SOCKS5).
-	Refused func(host string, port int, method, rule string)
+	Refused func(host string, port int, method string, why *Refusal)
 	// MaxConns caps connections open at once (default 256); more are
 	// closed on arrival.
 	MaxConns int
@@ -226,7 +227,11 @@ func oneConn(c net.Conn) func(context.Context, string, string) (net.Conn, error)
 func (p *Proxy) httpError(w http.ResponseWriter, err error, host string, port int) {
 	var ref *Refusal
 	if errors.As(err, &ref) {
-		http.Error(w, fmt.Sprintf("cshell proxy: %s:%d is refused (%s); allow it with --allow-host %s", host, port, ref.Rule, host), http.StatusForbidden)
+		msg := fmt.Sprintf("cshell proxy: %s:%d is refused (%s)", host, port, ref.Rule)
+		if ref.Hint != "" {
+			msg += "; " + ref.Hint
+		}
+		http.Error(w, msg, http.StatusForbidden)
 		return
 	}
 	http.Error(w, fmt.Sprintf("cshell proxy: cannot reach %s:%d: %v", host, port, err), http.StatusBadGateway)
@@ -237,7 +242,7 @@ func (p *Proxy) dial(ctx context.Context, host string, port int, method string) 
 	c, err := p.Dial(ctx, host, port)
 	var ref *Refusal
 	if errors.As(err, &ref) && p.Refused != nil {
-		p.Refused(host, port, method, ref.Rule)
+		p.Refused(host, port, method, ref)
 	}
 	return c, err
 }

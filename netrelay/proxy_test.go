@@ -41,9 +41,9 @@ func newTestProxy(t *testing.T, upstream string) *testProxy {
 			var d net.Dialer
 			return d.DialContext(ctx, "tcp", upstream)
 		},
-		Refused: func(host string, port int, method, rule string) {
+		Refused: func(host string, port int, method string, why *Refusal) {
 			tp.mu.Lock()
-			tp.refused = append(tp.refused, fmt.Sprintf("%s %s:%d %s", method, host, port, rule))
+			tp.refused = append(tp.refused, fmt.Sprintf("%s %s:%d %s", method, host, port, why.Rule))
 			tp.mu.Unlock()
 		},
 		MaxConns:         8,

@@ -48,7 +48,7 @@ func TestGrantsWidenAndDenyWins(t *testing.T) {
 	}
 	l.add("api.example:443", false)
 	l.add("*.denied.example", false)
-	if ok, rule := r.Decide("api.example", 443); !ok || rule != "granted api.example:443" {
+	if ok, rule := r.Decide("api.example", 443); !ok || rule.Text != "granted api.example:443" {
 		t.Errorf("after a grant: %v %q", ok, rule)
 	}
 	if ok, _ := r.Decide("api.example", 80); ok {
@@ -60,7 +60,7 @@ func TestGrantsWidenAndDenyWins(t *testing.T) {
 		t.Errorf("a grant beat network.deny: %q", rule)
 	}
 	l.add("api.example:8080", true) // a user's "deny"
-	if ok, rule := r.Decide("api.example", 8080); ok || rule != "refused by the user (api.example:8080)" {
+	if ok, rule := r.Decide("api.example", 8080); ok || rule.Text != "refused by the user (api.example:8080)" {
 		t.Errorf("a deny answer: %v %q", ok, rule)
 	}
 	for host, want := range map[string]bool{"api.example": true, "static.example": false, "x.denied.example": true, "nope.example": false} {

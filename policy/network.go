@@ -57,7 +57,7 @@ func (r *Rules) Asks() time.Duration { return r.ask }
 // Await waits up to Asks for host:port to be granted, asking the grants
 // every interval; it gives up at once on a deny (the configuration's, or a
 // user's answer) and when ctx ends.
-func (r *Rules) Await(ctx context.Context, host string, port int) (bool, string) {
+func (r *Rules) Await(ctx context.Context, host string, port int) (bool, Reason) {
 	deadline := time.Now().Add(r.ask)
 	for {
 		ok, rule := r.Decide(host, port)
@@ -132,66 +132,93 @@ func NewRules(allow, deny []string) (*Rules, error) {
 // are asked): such a shell gets no proxy.
 func (r *Rules) Empty() bool { return len(r.allow) == 0 && r.grants == nil }
 
-// Decide says whether host:port may be reached, and names the rule that
-// decided.
-func (r *Rules) Decide(host string, port int) (bool, string) {
+// Reason is why the rules decided as they did: a sentence that names the
+// rule (Text), and for a refusal what would lift it (Hint; "" when no
+// flag would: a cloud metadata endpoint, a name that is none, an address
+// a name leads to, which Text names).
+type Reason struct {
+	Text string
+	Hint string
+}
+
+func (r Reason) String() string { return r.Text }
+
+// Because is a reason with no hint.
+func Because(text string) Reason { return Reason{Text: text} }
+
+// denyHint is the hint of a refusal by network.deny.
+const denyHint = "the configuration's network.deny refuses it, and --allow-host cannot lift a deny"
+
+// denied is a refusal by network.deny; notAllowed one that --allow-host
+// would lift, naming the host as allowed (an address with the port).
+func denied(text string) Reason { return Reason{Text: text, Hint: denyHint} }
+
+func notAllowed(h string, port int, text string) Reason {
+	if a, err := netip.ParseAddr(h); err == nil {
+		return Reason{Text: text, Hint: "allow it with --allow-host " + netip.AddrPortFrom(a, uint16(port)).String()}
+	}
+	return Reason{Text: text, Hint: "allow it with --allow-host " + h}
+}
+
+// Decide says whether host:port may be reached, and why.
+func (r *Rules) Decide(host string, port int) (bool, Reason) {
 	h, err := NormalizeHost(host)
 	if err != nil {
-		return false, "not a valid host name"
+		return false, Because("not a valid host name")
 	}
 	if !r.metadata && IsMetadata(h) {
-		return false, MetadataRule
+		return false, Because(MetadataRule)
 	}
 	for _, p := range r.deny {
 		if p.Matches(h, port) {
-			return false, "denied by network.deny " + p.String()
+			return false, denied("denied by network.deny " + p.String())
 		}
 	}
 	for _, p := range r.allow {
 		if p.Matches(h, port) {
-			return true, "allowed by " + p.String()
+			return true, Because("allowed by " + p.String())
 		}
 	}
 	grants := r.liveGrants()
 	for _, g := range grants {
 		if g.Deny && g.Pattern.Matches(h, port) {
-			return false, "refused by the user (" + g.Pattern.String() + ")"
+			return false, notAllowed(h, port, "refused by the user ("+g.Pattern.String()+")")
 		}
 	}
 	for _, g := range grants {
 		if !g.Deny && g.Pattern.Matches(h, port) {
-			return true, "granted " + g.Pattern.String()
+			return true, Because("granted " + g.Pattern.String())
 		}
 	}
-	return false, "not in the allow list"
+	return false, notAllowed(h, port, "not in the allow list")
 }
 
 // AllowsName says whether host may be reached on some port: the shell's
 // resolver answers only such names. A deny of every port refuses it.
-func (r *Rules) AllowsName(host string) (bool, string) {
+func (r *Rules) AllowsName(host string) (bool, Reason) {
 	h, err := NormalizeHost(host)
 	if err != nil {
-		return false, "not a valid host name"
+		return false, Because("not a valid host name")
 	}
 	if !r.metadata && IsMetadata(h) {
-		return false, MetadataRule
+		return false, Because(MetadataRule)
 	}
 	for _, p := range r.deny {
 		if p.Port == 0 && p.Matches(h, 0) {
-			return false, "denied by network.deny " + p.String()
+			return false, denied("denied by network.deny " + p.String())
 		}
 	}
 	for _, p := range r.allow {
 		if p.Matches(h, p.Port) {
-			return true, "allowed by " + p.String()
+			return true, Because("allowed by " + p.String())
 		}
 	}
 	for _, g := range r.liveGrants() {
 		if !g.Deny && g.Pattern.Matches(h, g.Pattern.Port) {
-			return true, "granted " + g.Pattern.String()
+			return true, Because("granted " + g.Pattern.String())
 		}
 	}
-	return false, "not in the allow list"
+	return false, notAllowed(h, 0, "not in the allow list")
 }
 
 // CheckAddr says whether an address that host resolved to may be dialed.
@@ -199,47 +226,47 @@ func (r *Rules) AllowsName(host string) (bool, string) {
 // link (see ownAddr) unless allowed as literals themselves, so that no name
 // can lead to the host's own services or a cloud metadata endpoint (DNS
 // rebinding).
-func (r *Rules) CheckAddr(host string, a netip.Addr, port int) (bool, string) {
+func (r *Rules) CheckAddr(host string, a netip.Addr, port int) (bool, Reason) {
 	a = a.Unmap()
 	if denied, why := r.DeniesAddr(host, a, port); denied {
 		return false, why
 	}
 	if !r.metadata && IsMetadataAddr(a) {
-		return false, host + " resolves to " + a.String() + ", " + MetadataRule
+		return false, Because(host + " resolves to " + a.String() + ", " + MetadataRule)
 	}
 	if !ownAddr(a) {
-		return true, ""
+		return true, Reason{}
 	}
 	if ok, _ := r.Decide(a.String(), port); ok {
 		if h, err := NormalizeHost(host); err == nil && h == a.String() {
-			return true, "" // the address itself was asked for and allowed
+			return true, Reason{} // the address itself was asked for and allowed
 		}
 		// A name leading to an allowed address: the address is allowed as
 		// a literal, so the name may use it too.
 		for _, p := range r.allow {
 			if !p.Wildcard && p.Host == a.String() {
-				return true, ""
+				return true, Reason{}
 			}
 		}
 		for _, g := range r.liveGrants() {
 			if !g.Deny && !g.Pattern.Wildcard && g.Pattern.Host == a.String() {
-				return true, ""
+				return true, Reason{}
 			}
 		}
 	}
-	return false, fmt.Sprintf("%s resolves to %s, an address of this machine or its link; allow %s itself to reach it", host, a, a)
+	return false, Because(fmt.Sprintf("%s resolves to %s, an address of this machine or its link; allow %s itself to reach it", host, a, a))
 }
 
 // DeniesAddr reports whether network.deny refuses an address, whatever
 // name (host) leads there.
-func (r *Rules) DeniesAddr(host string, a netip.Addr, port int) (bool, string) {
+func (r *Rules) DeniesAddr(host string, a netip.Addr, port int) (bool, Reason) {
 	a = a.Unmap()
 	for _, p := range r.deny {
 		if p.Matches(a.String(), port) {
-			return true, fmt.Sprintf("%s resolves to %s, denied by network.deny %s", host, a, p)
+			return true, denied(fmt.Sprintf("%s resolves to %s, denied by network.deny %s", host, a, p))
 		}
 	}
-	return false, ""
+	return false, Reason{}
 }
 
 // ownAddr reports whether a leads to this machine or its link: loopback,
@@ -298,34 +325,15 @@ type Violation struct {
 	Hint   string    `json:"hint,omitempty"`
 }
 
-// NewViolation records a refusal with the hint that would lift it.
-func NewViolation(host string, port int, method, rule string) Violation {
-	v := Violation{Time: time.Now().UTC(), Host: printable(host, maxHostLen), Port: port, Method: method, Rule: printable(rule, 2*maxHostLen)}
-	h, err := NormalizeHost(host)
-	switch {
-	case err != nil:
-	case strings.Contains(rule, MetadataRule):
-		// Nothing to suggest: a plain --allow-host does not open it.
-	case strings.Contains(rule, "network.deny"):
-		v.Hint = "the configuration's network.deny refuses it, and --allow-host cannot lift a deny"
-	case strings.Contains(rule, " resolves to "):
-		// The rule names the address to allow, if any may be.
-	case isAddr(h): // an address: allow just the port asked for
-		v.Hint = "allow it with --allow-host " + netip.AddrPortFrom(netip.MustParseAddr(h), uint16(port)).String()
-	default:
-		v.Hint = "allow it with --allow-host " + h
-	}
-	return v
+// NewViolation records a refusal, with the hint its reason gives.
+func NewViolation(host string, port int, method string, why Reason) Violation {
+	return Violation{Time: time.Now().UTC(), Host: printable(host, maxHostLen), Port: port, Method: method,
+		Rule: printable(why.Text, 2*maxHostLen), Hint: printable(why.Hint, 2*maxHostLen)}
 }
 
 // maxHostLen bounds a recorded host: a DNS name has at most 253
 // characters, and a hostile client must not fill the log with one request.
 const maxHostLen = 255
-
-func isAddr(s string) bool {
-	_, err := netip.ParseAddr(s)
-	return err == nil
-}
 
 // Printable cuts s to max bytes and replaces control characters, as
 // recorded violations are written.

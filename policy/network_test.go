@@ -31,7 +31,7 @@ func TestRulesDecide(t *testing.T) {
 		{"bad host", 80, false, "not a valid host name"},
 	} {
 		ok, rule := r.Decide(tc.host, tc.port)
-		if ok != tc.ok || rule != tc.rule {
+		if ok != tc.ok || rule.Text != tc.rule {
 			t.Errorf("Decide(%q, %d) = %v %q, want %v %q", tc.host, tc.port, ok, rule, tc.ok, tc.rule)
 		}
 	}
@@ -63,7 +63,7 @@ func TestRulesCheckAddr(t *testing.T) {
 		if ok != tc.ok {
 			t.Errorf("CheckAddr(%q, %s, %d) = %v (%s), want %v", tc.host, tc.addr, tc.port, ok, rule, tc.ok)
 		}
-		if !ok && tc.addr != "169.254.169.254" && !strings.Contains(rule, "allow "+tc.addr+" itself") {
+		if !ok && tc.addr != "169.254.169.254" && !strings.Contains(rule.Text, "allow "+tc.addr+" itself") {
 			t.Errorf("rule %q gives no hint", rule)
 		}
 	}
@@ -76,7 +76,7 @@ func TestCloudMetadataRefused(t *testing.T) {
 	r, _ := NewRules([]string{"169.254.169.254", "metadata.google.internal", "100.100.100.200:80", "*.example.test"}, nil)
 	r = r.WithGrants(func() []Grant { return []Grant{{Pattern: HostPattern{Host: "fd00:ec2::254"}}} }, time.Minute)
 	for _, host := range []string{"169.254.169.254", "metadata.google.internal", "METADATA.GOOGLE.INTERNAL.", "100.100.100.200", "fd00:ec2::254"} {
-		if ok, rule := r.Decide(host, 80); ok || rule != MetadataRule {
+		if ok, rule := r.Decide(host, 80); ok || rule.Text != MetadataRule {
 			t.Errorf("Decide(%s) = %v, %q", host, ok, rule)
 		}
 		if ok, _ := r.AllowsName(host); ok {
@@ -85,8 +85,8 @@ func TestCloudMetadataRefused(t *testing.T) {
 		if r.Waitable(host, 80) {
 			t.Errorf("Waitable(%s): no grant may open it", host)
 		}
-		if v := NewViolation(host, 80, "CONNECT", MetadataRule); v.Hint != "" {
-			t.Errorf("a metadata refusal suggests %q", v.Hint)
+		if _, why := r.Decide(host, 80); why.Hint != "" {
+			t.Errorf("a metadata refusal suggests %q", why.Hint)
 		}
 	}
 	if ok, _ := r.CheckAddr("x.example.test", netip.MustParseAddr("100.100.100.200"), 80); ok {
@@ -145,23 +145,43 @@ func TestCheckAddrOwnAndDenied(t *testing.T) {
 	}
 }
 
-// TestViolationHints checks that the hint names what would lift the
-// refusal, or nothing when --allow-host cannot.
+// TestViolationHints checks that a refusal's hint names what would lift
+// it, or nothing when --allow-host cannot: it comes from the decision,
+// not from the sentence.
 func TestViolationHints(t *testing.T) {
+	r, err := NewRules([]string{"ok.test"}, []string{"bad.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	granted := r.WithGrants(func() []Grant { return []Grant{{Pattern: HostPattern{Host: "no.test"}, Deny: true}} }, 0)
+	decided := func(ok bool, why Reason) Reason { return why }
 	for _, tt := range []struct {
-		host, rule, hint string
+		name string
+		why  Reason
+		hint string
 	}{
-		{"example.com", "not in the allow list", "allow it with --allow-host example.com"},
-		{"127.0.0.1", "not in the allow list", "allow it with --allow-host 127.0.0.1:8080"},
-		{"::1", "not in the allow list", "allow it with --allow-host [::1]:8080"},
-		{"bad.test", "denied by network.deny bad.test", "the configuration's network.deny refuses it, and --allow-host cannot lift a deny"},
-		{"rebind.test", "rebind.test resolves to 127.0.0.1, an address of this machine or its link; allow 127.0.0.1 itself to reach it", ""},
+		{"a name", decided(r.Decide("example.com", 8080)), "allow it with --allow-host example.com"},
+		{"an address", decided(r.Decide("127.0.0.1", 8080)), "allow it with --allow-host 127.0.0.1:8080"},
+		{"an IPv6 address", decided(r.Decide("::1", 8080)), "allow it with --allow-host [::1]:8080"},
+		{"a name for the resolver", decided(r.AllowsName("example.com")), "allow it with --allow-host example.com"},
+		{"refused by the user", decided(granted.Decide("no.test", 443)), "allow it with --allow-host no.test"},
+		{"a deny", decided(r.Decide("bad.test", 443)), denyHint},
+		{"a deny by address", decided(r.DeniesAddr("x.test", netip.MustParseAddr("203.0.113.1"), 443)), ""},
+		{"a name leading here", decided(r.CheckAddr("ok.test", netip.MustParseAddr("127.0.0.1"), 8080)), ""},
+		{"metadata", decided(r.Decide("169.254.169.254", 80)), ""},
+		{"no name", decided(r.Decide("bad host", 80)), ""},
 	} {
-		if v := NewViolation(tt.host, 8080, "CONNECT", tt.rule); v.Hint != tt.hint {
-			t.Errorf("%s (%s): hint %q, want %q", tt.host, tt.rule, v.Hint, tt.hint)
+		if tt.why.Hint != tt.hint {
+			t.Errorf("%s (%s): hint %q, want %q", tt.name, tt.why.Text, tt.why.Hint, tt.hint)
+		}
+		if v := NewViolation("h", 1, "CONNECT", tt.why); v.Rule != tt.why.Text || v.Hint != tt.hint {
+			t.Errorf("%s: recorded as %+v", tt.name, v)
 		}
 	}
-	v := NewViolation(strings.Repeat("a.", 20000)+"com\x00\x1b[2J", 443, "CONNECT", "not in the allow list")
+	if _, why := (&Rules{deny: []HostPattern{{Host: "203.0.113.1"}}}).DeniesAddr("x.test", netip.MustParseAddr("203.0.113.1"), 443); why.Hint != denyHint {
+		t.Errorf("a deny by address: hint %q", why.Hint)
+	}
+	v := NewViolation(strings.Repeat("a.", 20000)+"com\x00\x1b[2J", 443, "CONNECT", Because("not in the allow list"))
 	if len(v.Host) > maxHostLen+3 || strings.ContainsAny(v.Host, "\x00\x1b") {
 		t.Errorf("a hostile host is recorded as %d bytes: %.80q", len(v.Host), v.Host)
 	}

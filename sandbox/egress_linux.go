@@ -167,14 +167,14 @@ func (s *Sandbox) prepareEgress(ctx context.Context, p *Proxy, maxConns int) (*n
 			host := a.String()
 			if name, fake := n.name(a); fake {
 				if name == "" {
-					record(policy.NewViolation(host, int(dest.Port()), "connect", "an address the shell's resolver did not give out"))
+					record(policy.NewViolation(host, int(dest.Port()), "connect", policy.Because("an address the shell's resolver did not give out")))
 					return "", false
 				}
 				host = name
 			}
-			ok, rule := p.decide(ctx, host, int(dest.Port()))
+			ok, why := p.decide(ctx, host, int(dest.Port()))
 			if !ok {
-				record(policy.NewViolation(host, int(dest.Port()), "connect", rule))
+				record(policy.NewViolation(host, int(dest.Port()), "connect", why))
 			}
 			return host, ok
 		},
@@ -182,7 +182,7 @@ func (s *Sandbox) prepareEgress(ctx context.Context, p *Proxy, maxConns int) (*n
 			c, err := dialChecked(ctx, p.Rules, p.Hosts, host, port)
 			var ref *netrelay.Refusal
 			if errors.As(err, &ref) {
-				record(policy.NewViolation(host, port, "connect", ref.Rule))
+				record(policy.NewViolation(host, port, "connect", policy.Reason{Text: ref.Rule, Hint: ref.Hint}))
 			}
 			return c, err
 		},
@@ -193,8 +193,9 @@ func (s *Sandbox) prepareEgress(ctx context.Context, p *Proxy, maxConns int) (*n
 				host = name
 			}
 			if n.tell(fmt.Sprintf("max %s:%d", host, dest.Port())) {
-				record(policy.NewViolation(host, int(dest.Port()), "connect",
-					fmt.Sprintf("the shell has %d connections open, as many as shells.maxConnections allows", open)))
+				record(policy.NewViolation(host, int(dest.Port()), "connect", policy.Reason{
+					Text: fmt.Sprintf("the shell has %d connections open, as many as shells.maxConnections allows", open),
+					Hint: "end some of them, or raise shells.maxConnections in the configuration"}))
 			}
 		},
 		UDPRefused: func(dest netip.AddrPort) {
@@ -204,7 +205,7 @@ func (s *Sandbox) prepareEgress(ctx context.Context, p *Proxy, maxConns int) (*n
 				host = name
 			}
 			if n.tell("udp " + netip.AddrPortFrom(a, dest.Port()).String()) {
-				record(policy.NewViolation(host, int(dest.Port()), "UDP", "shells send UDP only to their resolver (DNS)"))
+				record(policy.NewViolation(host, int(dest.Port()), "UDP", policy.Because("shells send UDP only to their resolver (DNS)")))
 			}
 		},
 	}
@@ -216,7 +217,7 @@ func (s *Sandbox) prepareEgress(ctx context.Context, p *Proxy, maxConns int) (*n
 		if err != nil {
 			return nil, false
 		}
-		if ok, rule := p.Rules.AllowsName(h); !ok {
+		if ok, why := p.Rules.AllowsName(h); !ok {
 			// With grants awaited, a name resolves so that its connect
 			// can wait for one: to an address of the resolver's own, with
 			// no lookup on this machine (a name that is not allowed never
@@ -224,7 +225,7 @@ func (s *Sandbox) prepareEgress(ctx context.Context, p *Proxy, maxConns int) (*n
 			// host's names). Else it does not exist for the shell.
 			if p.Rules.Asks() <= 0 || !p.Rules.Waitable(h, 0) {
 				if n.tell(h) {
-					record(policy.NewViolation(h, 0, "DNS", rule))
+					record(policy.NewViolation(h, 0, "DNS", why))
 				}
 				return nil, false
 			}

@@ -59,9 +59,9 @@ func (s *Sandbox) serveProxy(ctx context.Context, p *Proxy) error {
 	}
 	proxy := &netrelay.Proxy{
 		Dial: policyDialer(p),
-		Refused: func(host string, port int, method, rule string) {
+		Refused: func(host string, port int, method string, why *netrelay.Refusal) {
 			if p.Record != nil {
-				p.Record(policy.NewViolation(host, port, method, rule))
+				p.Record(policy.NewViolation(host, port, method, policy.Reason{Text: why.Rule, Hint: why.Hint}))
 			}
 		},
 	}
@@ -75,7 +75,7 @@ func (s *Sandbox) serveProxy(ctx context.Context, p *Proxy) error {
 
 // decide decides on host:port; a refusal that a grant could lift waits
 // for one up to the rules' Asks, once Asking has heard of it.
-func (p *Proxy) decide(ctx context.Context, host string, port int) (bool, string) {
+func (p *Proxy) decide(ctx context.Context, host string, port int) (bool, policy.Reason) {
 	ok, rule := p.Rules.Decide(host, port)
 	if ok || p.Rules.Asks() <= 0 || !p.Rules.Waitable(host, port) {
 		return ok, rule
@@ -91,8 +91,8 @@ func (p *Proxy) decide(ctx context.Context, host string, port int) (bool, string
 // accept.
 func policyDialer(p *Proxy) func(context.Context, string, int) (net.Conn, error) {
 	return func(ctx context.Context, host string, port int) (net.Conn, error) {
-		if ok, rule := p.decide(ctx, host, port); !ok {
-			return nil, &netrelay.Refusal{Rule: rule}
+		if ok, why := p.decide(ctx, host, port); !ok {
+			return nil, refusal(why)
 		}
 		return dialChecked(ctx, p.Rules, p.Hosts, host, port)
 	}
@@ -108,7 +108,7 @@ func dialChecked(ctx context.Context, rules *policy.Rules, hosts map[string]neti
 		// The user named the address (--add-host): it may be this
 		// machine's own; only network.deny still refuses it.
 		if denied, why := rules.DeniesAddr(h, a, port); denied {
-			return nil, &netrelay.Refusal{Rule: why}
+			return nil, refusal(why)
 		}
 		return dialAddr(ctx, netip.AddrPortFrom(a, uint16(port)))
 	}
@@ -122,10 +122,10 @@ func dialChecked(ctx context.Context, rules *policy.Rules, hosts map[string]neti
 		}
 	}
 	var lastErr error
-	refusal := ""
+	var refused *policy.Reason
 	for _, a := range addrs {
 		if ok, why := rules.CheckAddr(h, a, port); !ok {
-			refusal = why
+			refused = &why
 			continue
 		}
 		c, err := dialAddr(ctx, netip.AddrPortFrom(a.Unmap(), uint16(port)))
@@ -134,11 +134,16 @@ func dialChecked(ctx context.Context, rules *policy.Rules, hosts map[string]neti
 		}
 		lastErr = err
 	}
-	if lastErr == nil && refusal != "" {
-		return nil, &netrelay.Refusal{Rule: refusal}
+	if lastErr == nil && refused != nil {
+		return nil, refusal(*refused)
 	}
 	if lastErr == nil {
 		lastErr = &net.DNSError{Err: "no address", Name: h, IsNotFound: true}
 	}
 	return nil, lastErr
+}
+
+// refusal is a policy's reason as the proxy and the egress carry it.
+func refusal(why policy.Reason) *netrelay.Refusal {
+	return &netrelay.Refusal{Rule: why.Text, Hint: why.Hint}
 }

@@ -109,16 +109,16 @@ func TestDecide(t *testing.T) {
 		grants = append(grants, policy.Grant{Pattern: mustPattern(t, "b.test")}, policy.Grant{Pattern: mustPattern(t, "c.test"), Deny: true})
 	}}
 	ctx := context.Background()
-	if ok, rule := p.decide(ctx, "a.test", 443); !ok || !strings.Contains(rule, "a.test") {
+	if ok, rule := p.decide(ctx, "a.test", 443); !ok || !strings.Contains(rule.Text, "a.test") {
 		t.Errorf("a.test: %v %q", ok, rule)
 	}
-	if ok, rule := p.decide(ctx, "evil.test", 443); ok || !strings.Contains(rule, "network.deny") {
+	if ok, rule := p.decide(ctx, "evil.test", 443); ok || !strings.Contains(rule.Text, "network.deny") {
 		t.Errorf("evil.test: %v %q", ok, rule)
 	}
-	if ok, rule := p.decide(ctx, "b.test", 443); !ok || !strings.Contains(rule, "granted") {
+	if ok, rule := p.decide(ctx, "b.test", 443); !ok || !strings.Contains(rule.Text, "granted") {
 		t.Errorf("b.test after its grant: %v %q", ok, rule)
 	}
-	if ok, rule := p.decide(ctx, "c.test", 80); ok || !strings.Contains(rule, "refused by the user") {
+	if ok, rule := p.decide(ctx, "c.test", 80); ok || !strings.Contains(rule.Text, "refused by the user") {
 		t.Errorf("c.test after its refusal: %v %q", ok, rule)
 	}
 	mu.Lock()
