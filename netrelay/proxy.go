@@ -18,8 +18,9 @@ import (
 )
 
 // Refusal is a policy's no to one destination: Rule names what refused
-// it, Hint what would lift it ("" when nothing would).
-type Refusal struct{ Rule, Hint string }
+// it, Hint what would lift it ("" when nothing would), Allow the host
+// pattern a grant would need.
+type Refusal struct{ Rule, Hint, Allow string }
 
 func (r *Refusal) Error() string { return "refused: " + r.Rule }
 

@@ -78,6 +78,7 @@ type Request struct {
 	// a description, and what "ready" means for the answer.
 	Name        string
 	OwnerPid    int
+	Reattach    time.Duration // how long the shell outlives its owner, for another to take it over (Adopt)
 	Description string
 	Ready       ReadyRequest
 
@@ -142,6 +143,9 @@ type Words struct {
 	ReadFrom func(id string, from int64) string
 	// Show tells how to see what a shell printed.
 	Show func(id string) string
+	// Allow tells how a refused host is allowed in session (nil: the
+	// hint the refusal was recorded with, which names --allow-host).
+	Allow func(session, pattern string) string
 }
 
 // Or is w, or the command line's words when w is nil.

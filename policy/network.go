@@ -137,8 +137,9 @@ func (r *Rules) Empty() bool { return len(r.allow) == 0 && r.grants == nil }
 // flag would: a cloud metadata endpoint, a name that is none, an address
 // a name leads to, which Text names).
 type Reason struct {
-	Text string
-	Hint string
+	Text  string
+	Hint  string
+	Allow string // the host pattern a grant or --allow-host would need ("" when none would do)
 }
 
 func (r Reason) String() string { return r.Text }
@@ -155,9 +156,9 @@ func denied(text string) Reason { return Reason{Text: text, Hint: denyHint} }
 
 func notAllowed(h string, port int, text string) Reason {
 	if a, err := netip.ParseAddr(h); err == nil {
-		return Reason{Text: text, Hint: "allow it with --allow-host " + netip.AddrPortFrom(a, uint16(port)).String()}
+		h = netip.AddrPortFrom(a, uint16(port)).String()
 	}
-	return Reason{Text: text, Hint: "allow it with --allow-host " + h}
+	return Reason{Text: text, Hint: "allow it with --allow-host " + h, Allow: h}
 }
 
 // Decide says whether host:port may be reached, and why.
@@ -323,12 +324,13 @@ type Violation struct {
 	Method string    `json:"method"` // CONNECT, GET…, SOCKS5, connect, UDP, DNS, unshare, clone, write, memory
 	Rule   string    `json:"rule"`
 	Hint   string    `json:"hint,omitempty"`
+	Allow  string    `json:"allow,omitempty"` // the pattern that would allow it, for a hint in the reader's words
 }
 
 // NewViolation records a refusal, with the hint its reason gives.
 func NewViolation(host string, port int, method string, why Reason) Violation {
 	return Violation{Time: time.Now().UTC(), Host: printable(host, maxHostLen), Port: port, Method: method,
-		Rule: printable(why.Text, 2*maxHostLen), Hint: printable(why.Hint, 2*maxHostLen)}
+		Rule: printable(why.Text, 2*maxHostLen), Hint: printable(why.Hint, 2*maxHostLen), Allow: printable(why.Allow, maxHostLen+6)}
 }
 
 // maxHostLen bounds a recorded host: a DNS name has at most 253

@@ -182,7 +182,7 @@ func (s *Sandbox) prepareEgress(ctx context.Context, p *Proxy, maxConns int) (*n
 			c, err := dialChecked(ctx, p.Rules, p.Hosts, host, port)
 			var ref *netrelay.Refusal
 			if errors.As(err, &ref) {
-				record(policy.NewViolation(host, port, "connect", policy.Reason{Text: ref.Rule, Hint: ref.Hint}))
+				record(policy.NewViolation(host, port, "connect", policy.Reason{Text: ref.Rule, Hint: ref.Hint, Allow: ref.Allow}))
 			}
 			return c, err
 		},

@@ -61,7 +61,7 @@ func (s *Sandbox) serveProxy(ctx context.Context, p *Proxy) error {
 		Dial: policyDialer(p),
 		Refused: func(host string, port int, method string, why *netrelay.Refusal) {
 			if p.Record != nil {
-				p.Record(policy.NewViolation(host, port, method, policy.Reason{Text: why.Rule, Hint: why.Hint}))
+				p.Record(policy.NewViolation(host, port, method, policy.Reason{Text: why.Rule, Hint: why.Hint, Allow: why.Allow}))
 			}
 		},
 	}
@@ -145,5 +145,5 @@ func dialChecked(ctx context.Context, rules *policy.Rules, hosts map[string]neti
 
 // refusal is a policy's reason as the proxy and the egress carry it.
 func refusal(why policy.Reason) *netrelay.Refusal {
-	return &netrelay.Refusal{Rule: why.Text, Hint: why.Hint}
+	return &netrelay.Refusal{Rule: why.Text, Hint: why.Hint, Allow: why.Allow}
 }

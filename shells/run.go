@@ -105,14 +105,14 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 	defer stdio.close()
 	w := plan.Wiring{
 		ID: sandbox.NewID("run"), Stdin: stdin, Stdout: stdout, Stderr: stderr, Terminal: terminal,
-		Listeners: listeners, Reach: reach, Refused: violationNote(o.Stderr), Record: violationNote(o.Stderr),
+		Listeners: listeners, Reach: reach, Refused: violationNote(o.Stderr, o.Words, p.Session), Record: violationNote(o.Stderr, o.Words, p.Session),
 	}
 	if m != nil {
 		w.Refused = m.toldEvents("", p.Session, p.Command, w.Refused)
 		if p.Network.Grants {
 			tell := m.refusals("", p.Session, p.Command)
 			w.Grants = m.grantsFor(p.Session, "")
-			w.Record = recordAndTell(violationNote(o.Stderr), tell)
+			w.Record = recordAndTell(violationNote(o.Stderr, o.Words, p.Session), tell)
 			w.Asking = tell
 			if o.Asking != nil {
 				w.Asking = func(host string, port int) { tell(host, port); o.Asking(host, port) }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/cshell/cshell/internal/safefs"
+	"github.com/cshell/cshell/plan"
 	"github.com/cshell/cshell/policy"
 )
 
@@ -56,13 +57,22 @@ func recordAndTell(record func(policy.Violation), tell func(host string, port in
 }
 
 // violationNote tells a foreground user of each refusal, on stderr.
-func violationNote(w io.Writer) func(policy.Violation) {
+func violationNote(w io.Writer, words *plan.Words, session string) func(policy.Violation) {
 	var mu sync.Mutex
 	return func(v policy.Violation) {
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(w, "cshell: %s\n", describeViolation(v))
+		fmt.Fprintf(w, "cshell: %s\n", describeViolation(inWords(v, words, session)))
 	}
+}
+
+// inWords gives a refusal the hint of the reader's words: a model cannot
+// pass --allow-host, but its user can run cshell allow.
+func inWords(v policy.Violation, words *plan.Words, session string) policy.Violation {
+	if v.Allow != "" && words != nil && words.Allow != nil {
+		v.Hint = words.Allow(session, v.Allow)
+	}
+	return v
 }
 
 // describeViolation is the human line for a refusal.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cshell/cshell/plan"
 	"github.com/cshell/cshell/policy"
 )
 
@@ -76,11 +77,31 @@ func TestRecordAndTell(t *testing.T) {
 
 func TestViolationNote(t *testing.T) {
 	var buf bytes.Buffer
-	note := violationNote(&buf)
+	note := violationNote(&buf, nil, "s")
 	note(policy.Violation{Method: "CONNECT", Host: "a.example", Port: 443, Rule: "not allowed"})
 	note(policy.Violation{Method: "write", Rule: "/usr is read-only"})
 	want := "cshell: refused CONNECT a.example:443 (not allowed)\ncshell: refused write: /usr is read-only\n"
 	if buf.String() != want {
 		t.Errorf("notes %q, want %q", buf.String(), want)
+	}
+}
+
+// A model reads a refused host's hint in its own words: the command its
+// user runs, not a flag it cannot pass; a hint with no pattern stays.
+func TestViolationInWords(t *testing.T) {
+	words := &plan.Words{Allow: func(session, pattern string) string { return "ask: cshell allow --session " + session + " " + pattern }}
+	var buf bytes.Buffer
+	note := violationNote(&buf, words, "mcp-7")
+	note(policy.NewViolation("a.example", 443, "CONNECT", policy.Reason{Text: "not in the allow list", Hint: "allow it with --allow-host a.example", Allow: "a.example"}))
+	note(policy.NewViolation("b.example", 443, "CONNECT", policy.Reason{Text: "network.deny", Hint: "a deny stays"}))
+	want := "cshell: refused CONNECT a.example:443 (not in the allow list); ask: cshell allow --session mcp-7 a.example\n" +
+		"cshell: refused CONNECT b.example:443 (network.deny); a deny stays\n"
+	if buf.String() != want {
+		t.Errorf("notes %q, want %q", buf.String(), want)
+	}
+	buf.Reset()
+	violationNote(&buf, nil, "s")(policy.NewViolation("a.example", 443, "CONNECT", policy.Reason{Text: "t", Hint: "allow it with --allow-host a.example", Allow: "a.example"}))
+	if !strings.Contains(buf.String(), "--allow-host a.example") {
+		t.Errorf("the command line's words: %q", buf.String())
 	}
 }

@@ -158,3 +158,62 @@ func ValidUTF8(s string) string {
 	}
 	return b.String()
 }
+
+// Strip removes the terminal's control sequences from s, for a reader
+// that is no terminal (a model): CSI sequences (ESC [ ... final byte:
+// colours, cursor moves, erases), OSC sequences (ESC ] ... BEL or ESC \:
+// titles, links), other ESC sequences of two bytes, and a carriage return
+// that a newline follows. What is left is shown by Output, Line or
+// ValidUTF8 as ever: Strip only removes, and anything it does not know
+// stays to be made visible.
+func Strip(s string) string {
+	if !strings.ContainsAny(s, "\x1b\r") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+			i++
+			continue
+		}
+		if c != 0x1b || i+1 >= len(s) {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		switch s[i+1] {
+		case '[': // CSI: parameters and intermediates (0x20-0x3f), then a final byte (0x40-0x7e)
+			j := i + 2
+			for j < len(s) && s[j] >= 0x20 && s[j] <= 0x3f {
+				j++
+			}
+			if j < len(s) && s[j] >= 0x40 && s[j] <= 0x7e {
+				i = j + 1
+				continue
+			}
+		case ']', 'P', '_', '^': // OSC, DCS, APC, PM: a string to BEL or ST
+			j := i + 2
+			for j < len(s) && s[j] != 0x07 && !(s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\') && s[j] != '\n' {
+				j++
+			}
+			switch {
+			case j < len(s) && s[j] == 0x07:
+				i = j + 1
+				continue
+			case j+1 < len(s) && s[j] == 0x1b:
+				i = j + 2
+				continue
+			}
+		default:
+			if n := s[i+1]; n >= 0x40 && n <= 0x5f || n >= '0' && n <= '~' && n != '[' {
+				i += 2 // ESC and one byte: ESC 7, ESC M, ESC =
+				continue
+			}
+		}
+		b.WriteByte(c) // not a sequence it knows: left to be made visible
+		i++
+	}
+	return b.String()
+}
