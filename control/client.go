@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"net"
+	"os"
 	"time"
 
 	"github.com/cshell/cshell/internal/safefs"
@@ -106,4 +108,18 @@ func (c *Conn) Info(ctx context.Context) (Info, error) {
 	var r Info
 	err := c.ask(ctx, request{Info: true}, ReplyTimeout, &r)
 	return r, err
+}
+
+// Adopt makes this process the shell's owner: the shell ends when it
+// ends (or, with a reattach window, waits that long for another owner).
+// The supervisor checks that the asking process is this one.
+func (c *Conn) Adopt(ctx context.Context) error {
+	var r adoptReply
+	if err := c.ask(ctx, request{Adopt: os.Getpid()}, RequestTimeout, &r); err != nil {
+		return err
+	}
+	if r.Error != "" {
+		return errors.New(r.Error)
+	}
+	return nil
 }

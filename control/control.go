@@ -30,12 +30,19 @@ const (
 type Signal = syscall.Signal
 
 // request is one request: a kill (Signal set), a probe of ports inside
-// the shell (Probe set), or a question about the shell (Info).
+// the shell (Probe set), a question about the shell (Info), or a new
+// owner for it (Adopt).
 type request struct {
 	Signal syscall.Signal `json:"signal,omitempty"`
 	Grace  time.Duration  `json:"grace,omitempty"`
 	Probe  []int          `json:"probe,omitempty"`
 	Info   bool           `json:"info,omitempty"`
+	Adopt  int            `json:"adopt,omitempty"` // the pid of the new owner: the client itself
+}
+
+// adoptReply is the answer to an adoption: empty, or why not.
+type adoptReply struct {
+	Error string `json:"error,omitempty"`
 }
 
 // probeReply says which probed ports accept connections, in order.

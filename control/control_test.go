@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -180,5 +181,36 @@ func TestASilentClientHoldsNothingUp(t *testing.T) {
 	info, err := dial(t, d).Info(context.Background())
 	if err != nil || info.Session != "s" {
 		t.Fatalf("Info behind a silent client = %+v, %v", info, err)
+	}
+}
+
+// Adopt names the asking process itself as the owner; the supervisor's
+// refusal comes back as a sentence; a request that names another process
+// is refused before the supervisor hears of it (Linux: SO_PEERCRED).
+func TestAdopt(t *testing.T) {
+	var got []int
+	refuse := false
+	d := serve(t, &Server{Adopt: func(pid int) error {
+		got = append(got, pid)
+		if refuse {
+			return errors.New("shell 3 has no owner to replace")
+		}
+		return nil
+	}})
+	if err := dial(t, d).Adopt(context.Background()); err != nil || len(got) != 1 || got[0] != os.Getpid() {
+		t.Fatalf("adopt: %v, owners %v", err, got)
+	}
+	refuse = true
+	if err := dial(t, d).Adopt(context.Background()); err == nil || err.Error() != "shell 3 has no owner to replace" {
+		t.Errorf("a refused adoption: %v", err)
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	c := dial(t, d)
+	var r adoptReply
+	if err := c.ask(context.Background(), request{Adopt: 1}, RequestTimeout, &r); err != nil ||
+		!strings.Contains(r.Error, "a process may only take a shell over for itself") || len(got) != 2 {
+		t.Errorf("adopting for another process: %v %+v, owners %v", err, r, got)
 	}
 }

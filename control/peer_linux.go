@@ -14,23 +14,9 @@ import (
 // (SO_PEERCRED, which the kernel fills in): this user's, and in our PID
 // namespace. It returns its pid.
 func supervisorPeer(c net.Conn) (int, error) {
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		return 0, errors.New("not a unix socket")
-	}
-	raw, err := uc.SyscallConn()
+	cred, err := peerCred(c)
 	if err != nil {
 		return 0, err
-	}
-	var cred *unix.Ucred
-	var cerr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return 0, err
-	}
-	if cerr != nil {
-		return 0, cerr
 	}
 	if int(cred.Uid) != os.Geteuid() {
 		return 0, fmt.Errorf("it is served by uid %d", cred.Uid)
@@ -44,4 +30,38 @@ func supervisorPeer(c net.Conn) (int, error) {
 		return 0, fmt.Errorf("it is served by pid %d, which runs in another PID namespace (a shell's process)", cred.Pid)
 	}
 	return int(cred.Pid), nil
+}
+
+// clientPeer is the pid of the process at the other end of a served
+// connection, which must run in our PID namespace.
+func clientPeer(c net.Conn) (int, error) {
+	cred, err := peerCred(c)
+	if err != nil {
+		return 0, err
+	}
+	if cred.Pid <= 0 {
+		return 0, errors.New("the asking process runs in another PID namespace")
+	}
+	return int(cred.Pid), nil
+}
+
+// peerCred is what the kernel says of the process at the other end
+// (SO_PEERCRED).
+func peerCred(c net.Conn) (*unix.Ucred, error) {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return nil, errors.New("not a unix socket")
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var cred *unix.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil {
+		return nil, err
+	}
+	return cred, cerr
 }

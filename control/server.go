@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -49,9 +50,12 @@ func (l *Listener) Close() error {
 // answers each once the shell ended; probes and questions are answered
 // here, from Probe and Info.
 type Server struct {
-	Kills   chan<- *Kill
-	Probe   func(ctx context.Context, port int) bool
-	Info    func() Info
+	Kills chan<- *Kill
+	Probe func(ctx context.Context, port int) bool
+	Info  func() Info
+	// Adopt makes pid the shell's owner, whose end ends it (nil: no shell
+	// here takes a new owner). The client must be that process.
+	Adopt   func(pid int) error
 	Touched func() // before each request is served (nil: nothing)
 }
 
@@ -155,6 +159,16 @@ func (s *Server) serve(c net.Conn, done <-chan struct{}) {
 			r.Ready[i] = s.Probe(ctx, p)
 		}
 		cancel()
+		reply(c, r)
+	case req.Adopt > 0 && s.Adopt != nil:
+		var r adoptReply
+		if pid, err := clientPeer(c); err != nil {
+			r.Error = err.Error()
+		} else if pid != 0 && pid != req.Adopt {
+			r.Error = fmt.Sprintf("process %d asked for process %d to own the shell; a process may only take a shell over for itself", pid, req.Adopt)
+		} else if err := s.Adopt(req.Adopt); err != nil {
+			r.Error = err.Error()
+		}
 		reply(c, r)
 	case req.Info && s.Info != nil:
 		info := s.Info()

@@ -50,6 +50,7 @@ type Plan struct {
 	Name          string        `json:"name,omitempty"`
 	Description   string        `json:"description,omitempty"`
 	OwnerPid      int           `json:"owner_pid,omitempty"`
+	Reattach      time.Duration `json:"reattach,omitempty"` // with OwnerPid: the window for a new owner
 	Ready         *Ready        `json:"ready,omitempty"`
 	MaxLogBytes   int64         `json:"max_log_bytes,omitempty"`
 	Notify        string        `json:"notify,omitempty"`
@@ -203,7 +204,10 @@ func (p *Plan) background(r Request, f Facts, w *Words) error {
 	if r.OwnerPid != 0 && (r.OwnerPid < 0 || f.Alive == nil || !f.Alive(r.OwnerPid)) {
 		return usageErr("--owner-pid %d: no such process", r.OwnerPid)
 	}
-	p.Name, p.OwnerPid, p.Description = r.Name, r.OwnerPid, r.Description
+	if r.Reattach < 0 || r.Reattach > 0 && r.OwnerPid == 0 {
+		return usageErr("a reattach window of %s needs an owner process to outlive", r.Reattach)
+	}
+	p.Name, p.OwnerPid, p.Description, p.Reattach = r.Name, r.OwnerPid, r.Description, r.Reattach
 	return nil
 }
 

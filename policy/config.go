@@ -64,7 +64,26 @@ type ShellsConfig struct {
 	// MaxForegroundCalls bounds the foreground tool calls an MCP server
 	// runs at once; the others wait for a turn.
 	MaxForegroundCalls *int `json:"maxForegroundCalls,omitempty"`
+	// ReattachSeconds is how long an MCP server's background shells
+	// outlive it (default 30, 0 to 3600).
+	ReattachSeconds *int `json:"reattachSeconds,omitempty"`
 }
+
+// ReattachSeconds is how long an MCP server's background shells outlive
+// it, for a new server of the same session to take them over (a host's
+// reload); 0 ends them with it.
+func (c *Config) ReattachSeconds() int {
+	if c.Shells.ReattachSeconds == nil {
+		return DefaultReattachSeconds
+	}
+	return *c.Shells.ReattachSeconds
+}
+
+// DefaultReattachSeconds is shells.reattachSeconds when none is set.
+const DefaultReattachSeconds = 30
+
+// MaxReattachSeconds bounds shells.reattachSeconds.
+const MaxReattachSeconds = 3600
 
 // DefaultMaxForegroundCalls is how many foreground calls an MCP server
 // runs at once where the configuration does not say.
@@ -241,7 +260,7 @@ func Parse(name string, data []byte) (*Config, error) {
 // schema lists the settings; nil marks a leaf. Keys match exactly, so a
 // misspelt or wrongly cased key is an error rather than silently unused.
 var schema = map[string]map[string]bool{
-	"shells":     {"enabled": true, "maxConcurrent": true, "notify": true, "maxLogBytes": true, "maxConnections": true, "maxForegroundCalls": true},
+	"shells":     {"enabled": true, "maxConcurrent": true, "notify": true, "maxLogBytes": true, "maxConnections": true, "maxForegroundCalls": true, "reattachSeconds": true},
 	"network":    {"allow": true, "deny": true, "allowGrants": true, "askSeconds": true, "allowCloudMetadata": true},
 	"filesystem": {"allowWrite": true, "denyRead": true},
 	"env":        {"pass": true},
@@ -310,6 +329,9 @@ func (c *Config) validate() *fieldError {
 		if _, ok := notifyRank[n]; !ok {
 			return invalid("/shells/notify", "shells.notify must be wake, note or none, not %q", n)
 		}
+	}
+	if n := c.Shells.ReattachSeconds; n != nil && (*n < 0 || *n > MaxReattachSeconds) {
+		return invalid("/shells/reattachSeconds", "shells.reattachSeconds must be from 0 to %d, not %d", MaxReattachSeconds, *n)
 	}
 	if n := c.Shells.MaxForegroundCalls; n != nil && (*n < 1 || *n > 1024) {
 		return invalid("/shells/maxForegroundCalls", "shells.maxForegroundCalls must be from 1 to 1024, not %d", *n)

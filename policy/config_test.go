@@ -71,6 +71,10 @@ var parseTests = []struct {
 		want:  &Config{Shells: ShellsConfig{Enabled: ptr(true)}},
 	},
 	{
+		name:  "reattachSeconds off",
+		input: `{"shells": {"reattachSeconds": 0}}`,
+		want:  &Config{Shells: ShellsConfig{ReattachSeconds: ptr(0)}},
+	}, {
 		name:  "notify none and minimum maxLogBytes",
 		input: `{"shells": {"notify": "none", "maxLogBytes": 4096, "maxConcurrent": 1}}`,
 		want:  &Config{Shells: ShellsConfig{Notify: "none", MaxLogBytes: ptr(int64(4096)), MaxConcurrent: ptr(1)}},
@@ -197,6 +201,12 @@ var parseTests = []struct {
 		input:   `{"shells": {"maxConcurrent": -3}}`,
 		pos:     pos{1, 30, 30},
 		wantMsg: "at least 1, not -3",
+	},
+	{
+		name:    "reattachSeconds past its bound",
+		input:   `{"shells": {"reattachSeconds": 3601}}`,
+		pos:     pos{1, 32, 32},
+		wantMsg: "shells.reattachSeconds must be from 0 to 3600, not 3601",
 	},
 	{
 		name:    "maxLogBytes too small",

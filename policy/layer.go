@@ -51,6 +51,13 @@ func Layer(global, project *Config, projectName string) (*Config, []string) {
 			out.Shells.MaxConnections = n
 		}
 	}
+	if n := project.Shells.ReattachSeconds; n != nil {
+		if *n > global.ReattachSeconds() {
+			ignore("shells.reattachSeconds=%d (global: %d)", *n, global.ReattachSeconds())
+		} else {
+			out.Shells.ReattachSeconds = n
+		}
+	}
 	if n := project.Shells.MaxForegroundCalls; n != nil {
 		if *n > global.MaxForegroundCalls() {
 			ignore("shells.maxForegroundCalls=%d (global: %d)", *n, global.MaxForegroundCalls())

@@ -189,6 +189,26 @@ func TestLayer(t *testing.T) {
 			},
 		},
 		{
+			name:    "reattachSeconds lowered by the project",
+			project: Config{Shells: ShellsConfig{ReattachSeconds: ptr(5)}},
+			check: func(errorf func(string, ...any), c *Config) {
+				if c.ReattachSeconds() != 5 {
+					errorf("ReattachSeconds() = %d, want 5", c.ReattachSeconds())
+				}
+			},
+		},
+		{
+			name:     "reattachSeconds raised by the project: ignored",
+			global:   Config{Shells: ShellsConfig{ReattachSeconds: ptr(10)}},
+			project:  Config{Shells: ShellsConfig{ReattachSeconds: ptr(60)}},
+			warnings: []string{`shells.reattachSeconds=60 (global: 10)`},
+			check: func(errorf func(string, ...any), c *Config) {
+				if c.ReattachSeconds() != 10 {
+					errorf("ReattachSeconds() = %d, want 10", c.ReattachSeconds())
+				}
+			},
+		},
+		{
 			name:   "network: project not set keeps global",
 			global: Config{Network: NetworkConfig{Allow: []string{"a.com", "b.com"}}},
 			check: func(errorf func(string, ...any), c *Config) {

@@ -427,3 +427,64 @@ func TestStartCancelled(t *testing.T) {
 		t.Errorf("%d shells recorded", n)
 	}
 }
+
+// A shell with a reattach window outlives its owner for that long,
+// listed as orphaned; a new owner takes it over (its output read on),
+// and one that nobody takes over ends as its session's.
+func TestAShellOutlivesItsOwnerForANewOne(t *testing.T) {
+	m := testManager(t)
+	owner := sleeper(t)
+	o := processOptions(t, `echo one; while sleep 0.05; do [ -e next ] && { echo two; rm next; }; done`)
+	o.OwnerPid, o.Reattach, o.Session = owner.Process.Pid, 30*time.Second, "reload"
+	st := start(t, m, o)
+	logged(t, m, st.Meta.ID, "^one$")
+	if r, err := m.Output(context.Background(), st.Meta.ID, OutputOptions{FromByte: -1}); err != nil || r.Output != "one\n" {
+		t.Fatalf("first read: %+v %v", r, err)
+	}
+	owner.Process.Kill()
+	owner.Wait()
+	eventually(t, long, "orphaned", func() bool {
+		meta, err := m.Find(st.Meta.ID)
+		return err == nil && meta.OrphanedUntil != nil
+	})
+	meta, _ := m.Find(st.Meta.ID)
+	if meta.Status != StatusRunning || !strings.HasPrefix(meta.StatusLine, "orphaned: its server ended; it ends in ") ||
+		!strings.HasSuffix(meta.StatusLine, " unless a new server of session reload takes it over") {
+		t.Errorf("orphaned: %s %q", meta.Status, meta.StatusLine)
+	}
+	if took := m.Adopt(context.Background(), "other"); len(took) != 0 {
+		t.Errorf("another session took %d shells over", len(took))
+	}
+	took := m.Adopt(context.Background(), "reload")
+	if len(took) != 1 || took[0].ID != st.Meta.ID || took[0].OrphanedUntil != nil || took[0].OwnerPid != os.Getpid() || took[0].StatusLine == meta.StatusLine {
+		t.Fatalf("taken over: %+v", took)
+	}
+	if err := os.WriteFile(filepath.Join(o.FS.Cwd, "next"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logged(t, m, st.Meta.ID, "^two$")
+	if r, err := m.Output(context.Background(), st.Meta.ID, OutputOptions{FromByte: -1}); err != nil || r.Output != "two\n" {
+		t.Errorf("read on from the old cursor: %+v %v", r, err)
+	}
+
+	// No new owner within the window: the session ended.
+	owner2 := sleeper(t)
+	o2 := processOptions(t, `exec sleep 300`)
+	o2.OwnerPid, o2.Reattach, o2.Session = owner2.Process.Pid, time.Second, "gone"
+	st2 := start(t, m, o2)
+	owner2.Process.Kill()
+	owner2.Wait()
+	if meta := waitEnd(t, m, st2.Meta.ID); meta.StatusLine != "killed (session ended)" || meta.OrphanedUntil != nil {
+		t.Errorf("no new owner: %+v", meta)
+	}
+	// A shell started without a window has no owner to replace.
+	o3 := processOptions(t, `exec sleep 300`)
+	o3.OwnerPid, o3.Session = sleeper(t).Process.Pid, "fixed"
+	st3 := start(t, m, o3)
+	if took := m.Adopt(context.Background(), "fixed"); len(took) != 0 {
+		t.Errorf("a shell without a window was taken over: %+v", took)
+	}
+	if meta, _ := m.Find(st3.Meta.ID); meta.OwnerPid != o3.OwnerPid {
+		t.Errorf("its owner changed: %+v", meta)
+	}
+}

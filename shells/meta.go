@@ -48,7 +48,9 @@ type Meta struct {
 	Workdir        string         `json:"workdir"`
 	Isolation      string         `json:"isolation"`
 	Timeout        float64        `json:"timeout_seconds,omitempty"`
-	EndReason      string         `json:"end_reason,omitempty"` // session, for killed (session ended)
+	EndReason      string         `json:"end_reason,omitempty"`     // session, for killed (session ended)
+	OwnerPid       int            `json:"owner_pid,omitempty"`      // the process whose end ends it (--owner-pid, an MCP server)
+	OrphanedUntil  *time.Time     `json:"orphaned_until,omitempty"` // its MCP server ended: it ends then, unless a new one takes it over
 	LogDropped     int64          `json:"log_dropped_bytes"`
 	Limits         *policy.Limits `json:"limits,omitempty"`
 	LimitHit       string         `json:"limit_hit,omitempty"` // memory or pids: the bound that ended it
@@ -79,6 +81,10 @@ func (m *Meta) fill(now time.Time) {
 		m.StatusLine = "starting"
 	case StatusRunning:
 		m.StatusLine = "running for " + rt
+		if m.OrphanedUntil != nil {
+			m.StatusLine = fmt.Sprintf("orphaned: its server ended; it ends in %s unless a new server of session %s takes it over",
+				formatSeconds(math.Max(0, math.Round(m.OrphanedUntil.Sub(now).Seconds()))), m.Session)
+		}
 	case StatusExited:
 		code := 0
 		if m.ExitCode != nil {

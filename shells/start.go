@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/cshell/cshell/internal/escape"
 	"github.com/cshell/cshell/plan"
 )
 
@@ -27,7 +29,17 @@ type Started struct {
 	// Direct: the shell shares this machine's network, so its exposed
 	// ports are reached directly, with no relay.
 	Direct bool
+	// FirstLines are the first lines the shell wrote before the answer (at
+	// most firstLinesMax, firstLinesBytes together), made visible with the
+	// terminal's sequences removed: a port, a URL, an error.
+	FirstLines []string
 }
+
+// Bounds of Started.FirstLines.
+const (
+	firstLinesMax   = 10
+	firstLinesBytes = 2 << 10
+)
 
 // answerTimeout bounds the wait for the supervisor's word. The answer
 // normally comes within earlyWindow plus the sandbox's start.
@@ -100,8 +112,48 @@ func (m *Manager) Start(ctx context.Context, o RunOptions) (*Started, error) {
 	if st.Meta.Finished() {
 		st.Meta, st.Output = m.Ended(st.Meta.ID)
 		st.NotReady = nil
+	} else {
+		st.FirstLines = m.firstLines(st.Meta.ID)
 	}
 	return st, nil
+}
+
+// firstLines reads the first lines of a shell's log: a line the bound
+// cuts is left out, a last line still being written is kept.
+func (m *Manager) firstLines(id string) []string {
+	d, err := m.shellDir(id)
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	v, err := openLogView(d)
+	if err != nil {
+		return nil
+	}
+	defer v.Close()
+	if v.start > 0 { // the log cap dropped its start already
+		return nil
+	}
+	b, _ := v.read(0, min(v.end, firstLinesBytes))
+	text := string(b)
+	if int64(len(b)) == firstLinesBytes && v.end > firstLinesBytes {
+		if i := strings.LastIndexByte(text, '\n'); i >= 0 {
+			text = text[:i+1]
+		} else {
+			text = "" // one line longer than the bound: nothing whole to show
+		}
+	}
+	var lines []string
+	for l := range strings.Lines(text) {
+		l = strings.TrimRight(escape.Output(escape.Strip(l), false), "\r\n")
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		if lines = append(lines, l); len(lines) == firstLinesMax {
+			break
+		}
+	}
+	return lines
 }
 
 // readyOf is the readiness a plan waits for, compiled.
@@ -159,7 +211,7 @@ func newMeta(id string, p *plan.Plan, log string) *Meta {
 	meta := &Meta{
 		ID: id, Name: p.Name, Session: p.Session, Command: p.Command, Description: p.Description, Status: StatusStarting,
 		StartedAt: time.Now(), Log: log, Exposed: []Exposed{}, AllowHosts: p.AllowHosts(), Workdir: p.FS.Workdir,
-		Isolation: string(p.Isolation), Timeout: p.Timeout.Seconds(), AllowUserns: p.AllowUserNamespaces,
+		Isolation: string(p.Isolation), Timeout: p.Timeout.Seconds(), AllowUserns: p.AllowUserNamespaces, OwnerPid: p.OwnerPid,
 	}
 	for _, e := range p.Exposes {
 		meta.Exposed = append(meta.Exposed, Exposed{Listen: e.Listen.String(), Port: int(e.Port)})
@@ -211,7 +263,7 @@ func (s *Started) Lines() string {
 		if s.Waited {
 			before = " before it was ready"
 		}
-		return fmt.Sprintf("shell %s %s%s\nlog: %s\n", m.ID, m.StatusLine, before, m.Log) + s.Output
+		return fmt.Sprintf("shell %s %s%s\nlog: %s\n", m.ID, m.StatusLine, before, m.Log) + escape.Output(escape.Strip(s.Output), false)
 	}
 	text := fmt.Sprintf("started shell %s (pid %d)\n", m.ID, m.Pid)
 	if m.Name != "" {
@@ -227,6 +279,12 @@ func (s *Started) Lines() string {
 	}
 	if s.Waited && s.NotReady == nil {
 		text += fmt.Sprintf("ready after %.1fs\n", s.ReadyAfter.Seconds())
+	}
+	if len(s.FirstLines) > 0 {
+		text += "first lines:\n"
+		for _, l := range s.FirstLines {
+			text += "  " + l + "\n"
+		}
 	}
 	return text
 }
@@ -246,6 +304,7 @@ type Answer struct {
 	Signal          *string   `json:"signal,omitempty"`
 	StatusLine      *string   `json:"status_line,omitempty"`
 	Output          *string   `json:"output,omitempty"`
+	FirstLines      []string  `json:"first_lines,omitempty"`
 }
 
 // Answer is the JSON answer.
@@ -263,5 +322,6 @@ func (s *Started) Answer() Answer {
 	if m.Finished() {
 		a.ExitCode, a.Signal, a.StatusLine, a.Output = m.ExitCode, &m.Signal, &m.StatusLine, &s.Output
 	}
+	a.FirstLines = s.FirstLines
 	return a
 }

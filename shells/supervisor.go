@@ -203,10 +203,10 @@ func (s *supervisor) run(in inherited) error {
 		_ = s.sh.Kill()
 		return err
 	}
-	l := &lifetime{s: s, kills: make(chan *control.Kill), touched: make(chan struct{}, 1), sigs: sigs}
+	l := &lifetime{s: s, kills: make(chan *control.Kill), touched: make(chan struct{}, 1), sigs: sigs, adopts: make(chan adoption), ended: make(chan struct{})}
 	done := make(chan struct{})
 	defer close(done)
-	srv := &control.Server{Kills: l.kills, Probe: s.box.Probe, Info: s.info, Touched: l.touch}
+	srv := &control.Server{Kills: l.kills, Probe: s.box.Probe, Info: s.info, Touched: l.touch, Adopt: l.adopt}
 	go srv.Serve(ctl, done)
 	l.run()
 	return nil
@@ -296,6 +296,29 @@ func (s *supervisor) start(listeners []net.Listener) error {
 	return nil
 }
 
+// setOrphaned records until when the shell waits for a new owner.
+func (s *supervisor) setOrphaned(until time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	until = until.UTC().Round(time.Second)
+	s.meta.OrphanedUntil = &until
+	s.writeOwner()
+}
+
+// setOwner records the shell's new owner.
+func (s *supervisor) setOwner(pid int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.meta.OrphanedUntil, s.meta.OwnerPid = nil, pid
+	s.writeOwner()
+}
+
+func (s *supervisor) writeOwner() {
+	if err := s.m.writeMeta(s.meta); err != nil {
+		s.m.log.Error("the owner's change was not recorded", "err", err)
+	}
+}
+
 // recordRunning records the started shell: what auto chose, its pids.
 func (s *supervisor) recordRunning() error {
 	s.mu.Lock()
@@ -343,6 +366,8 @@ type lifetime struct {
 	kills   chan *control.Kill
 	touched chan struct{}
 	sigs    <-chan os.Signal
+	adopts  chan adoption
+	ended   chan struct{} // closed when the loop is done
 
 	answered bool
 	reason   endReason
@@ -350,6 +375,30 @@ type lifetime struct {
 	killed   bool             // KILL followed the signal asked for
 	killers  []*control.Kill  // clients waiting for the end
 	graceEnd <-chan time.Time // the stop's grace runs out
+}
+
+// adoption is a new owner asked for, and where its answer goes.
+type adoption struct {
+	pid    int
+	answer chan error
+}
+
+// adopt makes pid the shell's owner (control.Server.Adopt): only a shell
+// that was started with an owner and a reattach window takes another.
+func (l *lifetime) adopt(pid int) error {
+	if l.s.plan.OwnerPid <= 0 || l.s.plan.Reattach <= 0 {
+		return fmt.Errorf("shell %s has no owner to replace (it was not started with a reattach window)", l.s.id)
+	}
+	if !processAlive(pid, 0) {
+		return fmt.Errorf("process %d does not run", pid)
+	}
+	a := adoption{pid: pid, answer: make(chan error, 1)}
+	select {
+	case l.adopts <- a:
+		return <-a.answer
+	case <-l.ended:
+		return fmt.Errorf("shell %s has ended", l.s.id)
+	}
 }
 
 // touch says a request came: the pages it touched settle again.
@@ -372,9 +421,18 @@ func (l *lifetime) run() {
 	if p.Timeout > 0 {
 		timeout = time.After(p.Timeout)
 	}
+	defer close(l.ended)
 	var ownerGone <-chan struct{}
+	var orphaned <-chan time.Time // the reattach window runs out
+	stopWatch := func() {}
+	watch := func(pid int) {
+		stopWatch()
+		ctx, cancel := context.WithCancel(context.Background())
+		ownerGone, stopWatch = watchProcess(ctx, pid), cancel
+	}
+	defer func() { stopWatch() }()
 	if p.OwnerPid > 0 {
-		ownerGone = watchProcess(context.Background(), p.OwnerPid)
+		watch(p.OwnerPid)
 	}
 	for {
 		select {
@@ -406,8 +464,28 @@ func (l *lifetime) run() {
 			l.stop(byTimeout, syscall.SIGTERM, p.Grace)
 		case <-ownerGone:
 			ownerGone = nil
-			s.m.log.Info("the session's owner ended", "pid", p.OwnerPid)
+			if p.Reattach > 0 && l.reason == byItself {
+				s.m.log.Info("the session's owner ended; waiting for another", "within", p.Reattach)
+				orphaned = time.After(p.Reattach)
+				s.setOrphaned(time.Now().Add(p.Reattach))
+				continue
+			}
+			s.m.log.Info("the session's owner ended")
 			l.stop(bySession, syscall.SIGTERM, p.Grace)
+		case <-orphaned:
+			orphaned = nil
+			s.m.log.Info("no new owner came: the session ended")
+			l.stop(bySession, syscall.SIGTERM, p.Grace)
+		case a := <-l.adopts:
+			if l.reason != byItself {
+				a.answer <- fmt.Errorf("shell %s is being stopped", s.id)
+				continue
+			}
+			watch(a.pid)
+			orphaned = nil
+			s.setOwner(a.pid)
+			s.m.log.Info("a new owner took the shell over", "pid", a.pid)
+			a.answer <- nil
 		case <-l.sigs:
 			l.stop(byKill, syscall.SIGTERM, p.Grace)
 		case <-l.graceEnd:
@@ -476,7 +554,7 @@ func (s *supervisor) finish(ex container.Exit, reason endReason, sig syscall.Sig
 	now := time.Now()
 	m := s.meta
 	code := ex.Code
-	m.ExitCode, m.EndedAt, m.Escaped = &code, &now, ex.Escaped
+	m.ExitCode, m.EndedAt, m.Escaped, m.OrphanedUntil = &code, &now, ex.Escaped, nil
 	switch reason {
 	case byLimit:
 		m.Status, m.Signal, m.LimitHit = StatusKilled, "KILL", ex.Limit
