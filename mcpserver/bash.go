@@ -26,6 +26,10 @@ const maxToolOutput = 30000
 // a tool call must come back.
 const defaultToolTimeout = 120 * time.Second
 
+// maxForegroundTimeout is where a foreground timeout is refused: a model
+// that gives 1000 or more meant milliseconds.
+const maxForegroundTimeout = 1000
+
 // Bounds of ready_timeout, in seconds.
 const (
 	defaultReadyTimeout = 60
@@ -57,6 +61,10 @@ func (s *server) bash(ctx context.Context, req *mcp.CallToolRequest, a BashArgs)
 	if a.Timeout < 0 || a.Timeout > 24*3600 {
 		return toolError(fmt.Errorf("timeout %v: give seconds from 0 to 86400", a.Timeout))
 	}
+	if !a.RunInBackground && a.Timeout >= maxForegroundTimeout {
+		return toolError(fmt.Errorf("timeout %v: timeout is in seconds, not milliseconds, and a foreground call takes at most %d (default %d); give seconds, or run a longer command with run_in_background",
+			a.Timeout, maxForegroundTimeout-1, int(defaultToolTimeout.Seconds())))
+	}
 	o := s.o.Run
 	o.Command = []string{a.Command}
 	o.Timeout = time.Duration(a.Timeout * float64(time.Second))
@@ -77,11 +85,14 @@ func (s *server) bash(ctx context.Context, req *mcp.CallToolRequest, a BashArgs)
 			return toolError(fmt.Errorf("cwd %q: %w", a.Cwd, err))
 		}
 		o.FS.Start = start
+	} else {
+		o.FS.Start = s.dir() // where the last foreground call left off
 	}
 	if !a.RunInBackground {
 		if len(a.Expose) > 0 || a.Ready || a.ReadyLog != "" || a.Name != "" {
 			return toolError(fmt.Errorf("expose, ready, ready_log and name are for background shells: set run_in_background"))
 		}
+		o.Command = []string{s.tracked(a.Command)}
 		if mcptasks.Asked(req) { // a 2025-11-25 client asked for a task: it gets one
 			return s.foregroundTask(req, o)
 		}
@@ -92,7 +103,7 @@ func (s *server) bash(ctx context.Context, req *mcp.CallToolRequest, a BashArgs)
 		return toolError(err)
 	}
 	o.Expose, o.Ready = a.Expose, ready
-	o.OwnerPid, o.Name, o.Description = os.Getpid(), a.Name, a.Description
+	o.OwnerPid, o.Name, o.Description, o.Reattach = os.Getpid(), a.Name, a.Description, s.reattach
 	st, err := s.m.Start(ctx, o)
 	if err != nil {
 		return toolError(err)
@@ -108,9 +119,16 @@ func (s *server) bash(ctx context.Context, req *mcp.CallToolRequest, a BashArgs)
 	}
 	s.mu.Unlock()
 	text := strings.TrimSuffix(st.Lines(), "\n")
+	// The structured content is run -d --json's answer, made visible as
+	// the text is.
+	data := st.Answer()
+	if data.Output != nil {
+		out := escape.Output(escape.Strip(*data.Output), false)
+		data.Output = &out
+	}
 	switch {
 	case meta.Finished(): // ended at once, or before it was ready: the answer is its end
-		return s.result(text), nil, nil
+		return withData(s.result(text), data), nil, nil
 	case st.NotReady != nil:
 		r := s.result(text + "\n" + st.NotReady.Error())
 		r.IsError = true
@@ -124,7 +142,7 @@ func (s *server) bash(ctx context.Context, req *mcp.CallToolRequest, a BashArgs)
 		}
 		return r, nil, nil
 	}
-	return s.result(text), nil, nil
+	return withData(s.result(text), data), nil, nil
 }
 
 // readyRequest checks ready, ready_log and ready_timeout (the plan checks
@@ -251,7 +269,7 @@ func (t *tailBuffer) lastLine() string {
 	}
 	l := string(b)
 	t.mu.Unlock()
-	l = strings.TrimSpace(escape.Output(l, false))
+	l = strings.TrimSpace(escape.Output(escape.Strip(l), false))
 	if utf8.RuneCountInString(l) > maxProgressLine {
 		r := []rune(l)
 		l = "…" + string(r[len(r)-maxProgressLine:])

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -77,7 +78,7 @@ func (s *server) runForeground(ctx context.Context, req *mcp.CallToolRequest, o 
 	}
 	defer devnull.Close()
 	if out == nil {
-		out = &tailBuffer{max: maxToolOutput}
+		out = &tailBuffer{max: maxToolOutput + dirLineRoom}
 	}
 	o.Stdin, o.Stdout, o.Stderr = devnull, out, out
 	if req != nil && req.Session != nil {
@@ -91,16 +92,39 @@ func (s *server) runForeground(ctx context.Context, req *mcp.CallToolRequest, o 
 		r, _, _ := toolError(err)
 		return r
 	}
-	text := escape.Output(out.String(), false)
-	if out.cut > 0 {
-		text = fmt.Sprintf("[%d characters cut from the start; the last %d follow]\n", out.cut, maxToolOutput) + text
+	raw, note := s.takeDir(out.String())
+	cut := out.cut
+	if over := len(raw) - maxToolOutput; over > 0 {
+		cut += over
+		raw = raw[over:]
+	}
+	if cut > 0 {
+		// The cut ends at a line's end where the kept part has one.
+		if i := strings.IndexByte(raw, '\n'); i >= 0 && i < len(raw)-1 {
+			cut += i + 1
+			raw = raw[i+1:]
+		}
+	}
+	text := escape.Output(escape.Strip(raw), false)
+	if cut > 0 {
+		text = fmt.Sprintf("[%d characters cut from the start; the last %d follow; a foreground call keeps no log: run the command with run_in_background to keep all of its output]\n", cut, len(raw)) + text
 	}
 	if text != "" && !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
+	if note != "" {
+		text += note + "\n"
+	}
 	text += fmt.Sprintf("exit code %d", code)
+	if background.MatchString(s.untracked(strings.Join(o.Command, " "))) {
+		text += "\n[cshell: jobs started with & end with this call; start a server or watcher with run_in_background instead]"
+	}
 	return s.result(text)
 }
+
+// background matches a command line that sends a job to the background
+// (a & that is not && nor a redirection's >&, &>).
+var background = regexp.MustCompile(`(^|[^&<>|])&\s*($|\n|[^&>\d])`)
 
 // fgRun is a foreground call whose command runs on across the round
 // trips in which the user is asked.
@@ -127,7 +151,7 @@ func (s *server) startRun(o shells.RunOptions) *fgRun {
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.mu.Lock()
 	s.nCalls++
-	run := &fgRun{id: fmt.Sprintf("run-%d", s.nCalls), command: strings.Join(o.Command, " "), out: &tailBuffer{max: maxToolOutput},
+	run := &fgRun{id: fmt.Sprintf("run-%d", s.nCalls), command: s.untracked(strings.Join(o.Command, " ")), out: &tailBuffer{max: maxToolOutput + dirLineRoom},
 		done: make(chan struct{}), cancel: cancel, asking: make(chan string, 16), asked: map[string]bool{}, keys: map[string]string{}}
 	s.runs[run.id] = run
 	s.mu.Unlock()

@@ -50,14 +50,24 @@ func (ts *testServer) pidFile(name string) int {
 func TestForegroundCut(t *testing.T) {
 	c := connect(t, clientOptions{})
 	got, isErr := c.call("bash", map[string]any{"command": "head -c 50000 /dev/zero | tr '\\0' x; printf END"})
-	head := fmt.Sprintf("[%d characters cut from the start; the last %d follow]\n", 50003-maxToolOutput, maxToolOutput)
-	body, ok := strings.CutPrefix(got, head)
-	if isErr || !ok {
-		t.Fatalf("long output starts %.100q (error %v), want %q", got, isErr, head)
+	var cut, kept int
+	if _, err := fmt.Sscanf(got, "[%d characters cut from the start; the last %d follow; a foreground call keeps no log: run the command with run_in_background to keep all of its output]\n", &cut, &kept); err != nil || isErr || cut+kept != 50003 || kept > maxToolOutput || kept < maxToolOutput-200 {
+		t.Fatalf("long output starts %.100q (error %v), want the cut and kept characters of 50003", got, isErr)
 	}
-	want := strings.Repeat("x", maxToolOutput-3) + "END\nexit code 0"
+	body := got[strings.IndexByte(got, '\n')+1:]
+	want := strings.Repeat("x", kept-3) + "END\nexit code 0"
 	if body != want {
 		t.Errorf("long output: %d characters ending %q, want %d ending %q", len(body), body[max(0, len(body)-20):], len(want), want[len(want)-20:])
+	}
+	// Lines: the cut ends at a line's end.
+	got, isErr = c.call("bash", map[string]any{"command": "seq 1 20000"})
+	if _, err := fmt.Sscanf(got, "[%d characters cut from the start; the last %d follow; a foreground call keeps no log: run the command with run_in_background to keep all of its output]\n", &cut, &kept); err != nil || isErr {
+		t.Fatalf("seq output starts %.100q (error %v)", got, isErr)
+	}
+	if first := strings.Split(got, "\n")[1]; first == "" || !strings.HasSuffix(got, "\n20000\nexit code 0") {
+		t.Errorf("seq output: first kept line %q, end %q", first, got[len(got)-30:])
+	} else if n, err := strconv.Atoi(first); err != nil || n < 2 || strings.Count(got, "\n") != 20002-n {
+		t.Errorf("seq output: first kept line %q is not a whole line (%d lines)", first, strings.Count(got, "\n"))
 	}
 	// Exactly the bound: nothing is cut.
 	got, _ = c.call("bash", map[string]any{"command": fmt.Sprintf("head -c %d /dev/zero | tr '\\0' y", maxToolOutput)})
@@ -112,12 +122,12 @@ func TestForegroundProgress(t *testing.T) {
 				}
 			}
 			if seen.ProgressToken != "tok-1" || !strings.HasPrefix(seen.Message, "running for ") ||
-				!strings.HasSuffix(seen.Message, `s: step \x1b[31mtwo`) || seen.Progress < 1 {
+				!strings.HasSuffix(seen.Message, `s: step two`) || seen.Progress < 1 {
 				t.Errorf("progress %+v, want token tok-1, the seconds and the last line made visible", seen)
 			}
 			c.open("go")
 			a := <-done
-			if a.err != nil || a.r.IsError || text(a.r) != "first\nstep \\x1b[31mtwo\n\nfinished\nexit code 0" {
+			if a.err != nil || a.r.IsError || text(a.r) != "first\nstep two\n\nfinished\nexit code 0" {
 				t.Errorf("the call's answer: %v %q", a.err, text(a.r))
 			}
 		})
@@ -164,5 +174,54 @@ func TestResumeUnknown(t *testing.T) {
 	}
 	if got := text(r); !r.IsError || !strings.Contains(got, `requestState "run-41"`) || !strings.Contains(got, "run it again") {
 		t.Errorf("an unknown request state: %q (error %v)", got, r.IsError)
+	}
+}
+
+// TestForegroundKeepsDir checks that a cd inside the working directory
+// carries over to the next foreground call (and a background start),
+// that leaving it is refused with a note, and that the line that tells
+// the directory never shows.
+func TestForegroundKeepsDir(t *testing.T) {
+	c := connect(t, clientOptions{})
+	if err := os.MkdirAll(filepath.Join(c.dir, "sub", "deeper"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got, isErr := c.call("bash", map[string]any{"command": "cd sub && echo moved"}); isErr || got != "moved\nexit code 0" {
+		t.Fatalf("cd sub: %q (error %v)", got, isErr)
+	}
+	if got, _ := c.call("bash", map[string]any{"command": "pwd"}); got != filepath.Join(c.dir, "sub")+"\nexit code 0" {
+		t.Errorf("after cd sub, pwd: %q", got)
+	}
+	if got, _ := c.call("bash", map[string]any{"command": "cd deeper; exit 3"}); got != "exit code 3" {
+		t.Errorf("cd and exit 3: %q", got)
+	}
+	if got, _ := c.call("bash", map[string]any{"command": "pwd"}); got != filepath.Join(c.dir, "sub", "deeper")+"\nexit code 0" {
+		t.Errorf("after cd deeper; exit 3, pwd: %q", got)
+	}
+	got, _ := c.call("bash", map[string]any{"command": "cd /; echo out"})
+	if !strings.HasPrefix(got, "out\n[cshell: the command ended in /, outside the server's working directory; the next call starts in "+filepath.Join(c.dir, "sub", "deeper")) {
+		t.Errorf("cd /: %q", got)
+	}
+	// A cwd argument runs there, and the call ends where it ended.
+	if got, _ := c.call("bash", map[string]any{"command": "pwd; cd " + c.dir, "cwd": "sub"}); got != filepath.Join(c.dir, "sub")+"\nexit code 0" {
+		t.Errorf("cwd sub: %q", got)
+	}
+	if got, _ := c.call("bash", map[string]any{"command": "printf 'a\\n'; pwd"}); strings.Contains(got, "__cshell_cwd_") || got != "a\n"+c.dir+"\nexit code 0" {
+		t.Errorf("the directory line shows: %q", got)
+	}
+	// Variables do not carry over; a job sent with & is told to end.
+	got, _ = c.call("bash", map[string]any{"command": "X=1; sleep 30 &"})
+	if !strings.Contains(got, "jobs started with & end with this call; start a server or watcher with run_in_background") {
+		t.Errorf("a & job: %q", got)
+	}
+	if got, _ := c.call("bash", map[string]any{"command": "echo a && echo b 2>&1"}); strings.Contains(got, "jobs started") {
+		t.Errorf("&& and 2>&1 are no jobs: %q", got)
+	}
+	// Milliseconds for seconds are refused, in the foreground only.
+	if got, isErr := c.call("bash", map[string]any{"command": "true", "timeout": 30000}); !isErr || !strings.Contains(got, "timeout 30000: timeout is in seconds, not milliseconds") {
+		t.Errorf("timeout 30000: %q (error %v)", got, isErr)
+	}
+	if got, isErr := c.call("bash", map[string]any{"command": "true", "timeout": 999}); isErr || got != "exit code 0" {
+		t.Errorf("timeout 999: %q (error %v)", got, isErr)
 	}
 }

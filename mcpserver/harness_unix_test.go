@@ -57,17 +57,22 @@ func resolvedTemp(t *testing.T) string {
 // client's ends of which the caller holds. Cleanup waits for Serve's end
 // (the caller closes its ends first), then stops whatever shell is left
 // and waits for the supervisors to go.
-func startServer(t *testing.T, cfg *policy.Config, in io.ReadCloser, out io.WriteCloser) *testServer {
+func startServer(t *testing.T, cfg *policy.Config, in io.ReadCloser, out io.WriteCloser, after ...*testServer) *testServer {
 	t.Helper()
 	ts := &testServer{t: t, home: resolvedTemp(t), dir: resolvedTemp(t), session: "mcptest-" + strconv.Itoa(os.Getpid()),
 		served: make(chan error, 1)}
-	state := resolvedTemp(t)
-	m, err := shells.Open(state, nil)
-	if err != nil {
-		t.Fatal(err)
+	if len(after) > 0 { // a server restarted: the same state dir, session and directories
+		ts.m, ts.home, ts.dir = after[0].m, after[0].home, after[0].dir
+	} else {
+		state := resolvedTemp(t)
+		m, err := shells.Open(state, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ts.stopShells(); m.Close() })
+		ts.m = m
 	}
-	t.Cleanup(func() { ts.stopShells(); m.Close() })
-	ts.m = m
+	m := ts.m
 	if cfg == nil {
 		cfg = &policy.Config{}
 	}
@@ -156,12 +161,14 @@ type sdkClient struct {
 	cs       *mcp.ClientSession
 	progress chan *mcp.ProgressNotificationParams
 	logs     chan string
+	hangUp   func() // the client goes: the server ends
 }
 
 // clientOptions are what a test changes of the SDK client.
 type clientOptions struct {
-	version string // "" is the SDK's newest
-	elicit  bool   // declare elicitation
+	version string      // "" is the SDK's newest
+	elicit  bool        // declare elicitation
+	after   *testServer // a server restarted after this one (its state dir and session)
 }
 
 // connect starts a server and connects the SDK's client to it through
@@ -170,7 +177,11 @@ func connect(t *testing.T, co clientOptions) *sdkClient {
 	t.Helper()
 	inR, inW := io.Pipe()   // client -> server
 	outR, outW := io.Pipe() // server -> client
-	ts := startServer(t, nil, inR, outW)
+	var after []*testServer
+	if co.after != nil {
+		after = append(after, co.after)
+	}
+	ts := startServer(t, nil, inR, outW, after...)
 	c := &sdkClient{testServer: ts, progress: make(chan *mcp.ProgressNotificationParams, 256), logs: make(chan string, 64)}
 	opts := &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
@@ -203,7 +214,8 @@ func connect(t *testing.T, co clientOptions) *sdkClient {
 	c.cs = cs
 	// A client that hangs up as it should: its requests end, then it
 	// stops reading once the server is gone.
-	t.Cleanup(func() { inW.Close(); ts.wait(); cs.Close() })
+	c.hangUp = sync.OnceFunc(func() { inW.Close(); ts.wait(); cs.Close() })
+	t.Cleanup(c.hangUp)
 	return c
 }
 

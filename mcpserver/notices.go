@@ -151,6 +151,13 @@ func (s *server) cancelTask(tid string) {
 // describe is a working task's status message, asked at each poll: a
 // shell found ended ends its task there and then.
 func (s *server) describe(tid string) string {
+	if id, ok := strings.CutPrefix(tid, taskPrefix); ok {
+		s.mu.Lock()
+		if s.adopted[id] && s.mine[id] == byNote {
+			s.mine[id] = byTask // a shell taken over whose task the client polls: its end is told there
+		}
+		s.mu.Unlock()
+	}
 	meta := s.finishTask(tid)
 	if meta == nil {
 		return ""
@@ -192,7 +199,7 @@ func (s *server) noticeText(n shells.Notice) string {
 		fmt.Fprintf(&sb, "; log: %s", meta.Log)
 	}
 	if len(n.LastLines) > 0 {
-		sb.WriteString("; last lines:\n" + escape.Output(strings.Join(n.LastLines, "\n"), false))
+		sb.WriteString("; last lines:\n" + escape.Output(escape.Strip(strings.Join(n.LastLines, "\n")), false))
 	}
 	return sb.String()
 }
@@ -217,7 +224,7 @@ type EndOfShell struct {
 func (s *server) noticeResult(n shells.Notice, meta *shells.Meta) *mcp.CallToolResult {
 	lines := make([]string, len(n.LastLines))
 	for i, l := range n.LastLines {
-		lines[i] = escape.Output(l, false)
+		lines[i] = escape.Output(escape.Strip(l), false)
 	}
 	ok := meta.Status == shells.StatusExited && meta.ExitCode != nil && *meta.ExitCode == 0
 	return &mcp.CallToolResult{

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -67,6 +68,10 @@ type server struct {
 	taskAsks map[string]bool // background shells whose task asks its client (2026-07-28)
 	runs     map[string]*fgRun
 	mcp      *mcp.ServerSession
+	cwd      string          // where the last foreground call ended ("": the working directory)
+	adopted  map[string]bool // shells an earlier server of the session started, taken over
+	reattach time.Duration   // how long its background shells outlive it (shells.reattachSeconds; 0 for an mcp-PID session)
+	dirMark  string          // marks the line that tells it (cwd.go)
 
 	slots   chan struct{} // one a foreground call that runs (shells.maxForegroundCalls)
 	waiting atomic.Int64  // foreground calls waiting for a slot
@@ -79,6 +84,10 @@ var words = &plan.Words{
 		return fmt.Sprintf(`bash_output {"bash_id": %q, "from_byte": %d}`, id, from)
 	},
 	Show: func(id string) string { return fmt.Sprintf(`bash_output {"bash_id": %q}`, id) },
+	// A model cannot allow a host; its user can, and it should ask.
+	Allow: func(session, pattern string) string {
+		return fmt.Sprintf("if the task needs it, ask the user to allow it by running: cshell allow --session %s %s", session, pattern)
+	},
 }
 
 // Serve runs the MCP server on the shells of m until the client hangs up
@@ -95,11 +104,15 @@ func Serve(ctx context.Context, m *shells.Manager, o Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	session := o.Session
+	var reattach time.Duration
 	if session == "" {
-		session = fmt.Sprintf("mcp-%d", os.Getpid())
+		session = fmt.Sprintf("mcp-%d", os.Getpid()) // no other server has it: nothing to outlive this one for
+	} else {
+		reattach = time.Duration(cfg.ReattachSeconds()) * time.Second
 	}
 	s := &server{m: m, o: o, session: session, notify: cfg.Notify(), workdir: fsys.Workdir,
-		ctx: ctx, mine: map[string]string{}, calls: map[string]context.CancelFunc{}, asking: map[string]bool{}, taskAsks: map[string]bool{}, runs: map[string]*fgRun{},
+		ctx: ctx, mine: map[string]string{}, calls: map[string]context.CancelFunc{}, asking: map[string]bool{}, taskAsks: map[string]bool{}, runs: map[string]*fgRun{}, dirMark: newDirMark(),
+		adopted: map[string]bool{}, reattach: reattach,
 		slots: make(chan struct{}, cfg.MaxForegroundCalls())}
 	var taskTools []string
 	caps := &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}
@@ -109,15 +122,14 @@ func Serve(ctx context.Context, m *shells.Manager, o Options) error {
 	}
 	s.tasks = mcptasks.New(mcptasks.Options{Cancel: s.cancelTask, Describe: s.describe, Tools: taskTools})
 	srv := mcp.NewServer(&mcp.Implementation{Name: "cshell", Title: "cshell", Version: o.Version}, &mcp.ServerOptions{
-		Instructions: "Shell commands run in a sandbox. Use bash with run_in_background for anything that keeps " +
-			"running (dev servers, watchers, long builds); then poll it with bash_output and stop it with kill_shell " +
-			"when you are done with it. Everything you start ends when this server ends.",
+		Instructions: instructions(reattach),
 		Capabilities: caps,
 	})
 	s.addTools(srv)
 	if err := s.tasks.Install(srv); err != nil {
 		return err
 	}
+	s.takeOver(ctx)
 
 	// stdin's end ends the server at once, whatever the SDK still has to
 	// write to a client that does not read.
@@ -146,30 +158,63 @@ func Serve(ctx context.Context, m *shells.Manager, o Options) error {
 
 func ptr[T any](v T) *T { return &v }
 
+// instructions are the server's instructions to the model.
+func instructions(reattach time.Duration) string {
+	s := "Shell commands run in a sandbox. Use bash with run_in_background for anything that keeps " +
+		"running (dev servers, watchers, long builds); then poll it with bash_output and stop it with kill_shell " +
+		"when you are done with it. Foreground calls keep the working directory a cd left them in (inside the " +
+		"server's working directory), nothing else: variables do not carry over, and jobs started with & end " +
+		"with their call. Timeouts are in seconds."
+	if reattach > 0 {
+		return s + fmt.Sprintf(" Background shells outlive this server by %s: a server restarted for the same session "+
+			"in that time takes them over, with their ids, output and tasks.", reattach)
+	}
+	return s + " Everything you start ends when this server ends."
+}
+
+// takeOver makes this server the owner of the running shells an earlier
+// server of its session left (a host's reload): they are listed, read and
+// stopped as its own, their ends told as a note, or by their task once
+// the client asks for it (tasks/get of the id it holds).
+func (s *server) takeOver(ctx context.Context) {
+	if s.reattach == 0 {
+		return
+	}
+	for _, meta := range s.m.Adopt(ctx, s.session) {
+		s.mu.Lock()
+		s.mine[meta.ID] = s.noteOrNone()
+		s.adopted[meta.ID] = true
+		s.mu.Unlock()
+		if s.notify == policy.DefaultNotify {
+			_ = s.tasks.Resume(taskPrefix+meta.ID, s.describeShell(meta))
+		}
+	}
+}
+
 // addTools registers the four tools, with what hosts act on: titles,
 // annotations (which may run in parallel or in plan modes, which destroy)
 // and the output schemas of the two that answer with data.
 func (s *server) addTools(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "bash", Title: "Run a shell command in a sandbox",
+	addTool(srv, &mcp.Tool{Name: "bash", Title: "Run a shell command in a sandbox",
 		Description: "Run a shell command in a rootless sandbox. In the foreground (default) it returns the output " +
 			"(the last 30,000 characters) and the exit code. With run_in_background it returns a shell id at once " +
 			"(ready waits until its exposed ports accept, ready_log until a line of output matches): poll it with " +
 			"bash_output, stop it with kill_shell when you no longer need it; you are told when it ends by itself.",
 		Annotations: &mcp.ToolAnnotations{Title: "Run a shell command in a sandbox", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, s.bash)
-	mcp.AddTool(srv, &mcp.Tool{Name: "bash_output", Title: "Read a background shell's output",
+	addTool(srv, &mcp.Tool{Name: "bash_output", Title: "Read a background shell's output",
 		Description: "Read a background shell's status and the output written since the last read (the first read " +
 			"returns the last 200 lines; at most 64 KiB, the newest), then network requests that were refused. " +
 			"wait_seconds waits for new output.",
 		Annotations:  &mcp.ToolAnnotations{Title: "Read a background shell's output", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 		OutputSchema: outputSchema,
 	}, s.output)
-	mcp.AddTool(srv, &mcp.Tool{Name: "kill_shell", Title: "Stop a background shell",
+	addTool(srv, &mcp.Tool{Name: "kill_shell", Title: "Stop a background shell",
 		Description: "Stop a background shell: the signal goes to its whole process group, and after the grace " +
 			"period everything left is killed. Returns once it is gone.",
 		Annotations: &mcp.ToolAnnotations{Title: "Stop a background shell", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, s.kill)
-	mcp.AddTool(srv, &mcp.Tool{Name: "list_shells", Title: "List the shells",
+	addTool(srv, &mcp.Tool{Name: "list_shells", Title: "List the shells",
 		Description: "List every shell this server started, running or finished, with its id, status, command, " +
 			"log path and exposed ports.",
 		Annotations:  &mcp.ToolAnnotations{Title: "List the shells", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)},

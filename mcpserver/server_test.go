@@ -42,8 +42,8 @@ func TestNoticeText(t *testing.T) {
 		want string
 	}{
 		{shells.Notice{ID: "3", Name: "web", Command: "npm run dev", StatusLine: "exited with 2 after 2s", ExitCode: &code,
-			Signal: "TERM", RuntimeSeconds: 2, LastLines: []string{"one", "two\x1b[0m"}},
-			`shell 3 "web" (npm run dev) exited with 2 after 2s; exit code 2, signal TERM, runtime 2.0s; last lines:` + "\none\ntwo\\x1b[0m"},
+			Signal: "TERM", RuntimeSeconds: 2, LastLines: []string{"one", "\x1b[31mtwo\x1b[0m\x07"}},
+			`shell 3 "web" (npm run dev) exited with 2 after 2s; exit code 2, signal TERM, runtime 2.0s; last lines:` + "\none\ntwo\\x07"},
 		{shells.Notice{ID: "4", Command: "a\nb", StatusLine: "lost", RuntimeSeconds: 0.25},
 			`shell 4 (a\x0ab) lost; exit code ?, runtime 0.2s`},
 		{shells.Notice{Event: "limit", ID: "5", Command: "make", Detail: "memory limit \x07hit"},
@@ -68,9 +68,9 @@ func TestNoticeResult(t *testing.T) {
 		{shells.Meta{ID: "1", Status: shells.StatusTimedOut, ExitCode: &zero}, true},
 	} {
 		tc.meta.Command, tc.meta.Name = "x\x1by", "n"
-		r := s.noticeResult(shells.Notice{ID: "1", LastLines: []string{"\x1bline"}}, &tc.meta)
+		r := s.noticeResult(shells.Notice{ID: "1", LastLines: []string{"\x1b[1m\x07line"}}, &tc.meta)
 		end, ok := r.StructuredContent.(EndOfShell)
-		if r.IsError != tc.isError || !ok || end.Command != `x\x1by` || end.Name != "n" || len(end.LastLines) != 1 || end.LastLines[0] != `\x1bline` {
+		if r.IsError != tc.isError || !ok || end.Command != `x\x1by` || end.Name != "n" || len(end.LastLines) != 1 || end.LastLines[0] != `\x07line` {
 			t.Errorf("noticeResult(%s, %v): isError %v, %+v", tc.meta.Status, tc.meta.ExitCode, r.IsError, r.StructuredContent)
 		}
 	}

@@ -3,8 +3,9 @@ package mcpserver
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
+	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -40,9 +41,17 @@ type ShellList struct {
 
 // The output schemas, made once from the types the answers are made of.
 var (
-	outputSchema = mustSchema[shells.OutputResult]()
-	listSchema   = mustSchema[ShellList]()
+	outputSchema = outSchema[shells.OutputResult]()
+	listSchema   = outSchema[ShellList]()
 )
+
+// outSchema is T's schema as an output schema: one type a property, none
+// where a value may be null.
+func outSchema[T any]() *jsonschema.Schema {
+	s := mustSchema[T]()
+	oneType(s, true)
+	return s
+}
 
 func mustSchema[T any]() *jsonschema.Schema {
 	s, err := jsonschema.For[T](nil)
@@ -63,7 +72,7 @@ func (s *server) output(ctx context.Context, _ *mcp.CallToolRequest, a OutputArg
 	if a.WaitSeconds < 0 || a.WaitSeconds > 60 {
 		return toolError(fmt.Errorf("wait_seconds %v: give 0 to 60", a.WaitSeconds))
 	}
-	o := shells.OutputOptions{Wait: time.Duration(a.WaitSeconds * float64(time.Second)), FromByte: -1, Words: words}
+	o := shells.OutputOptions{Wait: time.Duration(a.WaitSeconds * float64(time.Second)), FromByte: -1, Words: words, Plain: true}
 	if a.Filter != "" {
 		re, err := plan.CompileRegexp("filter", a.Filter)
 		if err != nil {
@@ -88,7 +97,7 @@ func (s *server) output(ctx context.Context, _ *mcp.CallToolRequest, a OutputArg
 	// The structured form is made visible as the text is: a model, or a
 	// host that shows it, meets no terminal sequence either way.
 	data := *r
-	data.Output = escape.Output(r.Output, false)
+	data.Output = escape.Output(escape.Strip(r.Output), false)
 	return withData(s.result(r.Text()), &data), nil, nil
 }
 
@@ -132,9 +141,29 @@ func (s *server) list(context.Context, *mcp.CallToolRequest, ListArgs) (*mcp.Cal
 			list.Shells = append(list.Shells, &m)
 		}
 	}
-	b, err := json.MarshalIndent(list.Shells, "", "  ")
-	if err != nil {
-		return toolError(err)
+	return withData(s.result(shellTable(list.Shells)), list), nil, nil
+}
+
+// shellTable is list_shells' text: a line a shell, its record's JSON left
+// to the structured content.
+func shellTable(list []*shells.Meta) string {
+	if len(list) == 0 {
+		return "no shells"
 	}
-	return withData(s.result(string(b)), list), nil, nil
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tCOMMAND\tEXPOSED")
+	for _, m := range list {
+		var exposed []string
+		for _, e := range m.Exposed {
+			exposed = append(exposed, fmt.Sprintf("%s->%d", e.Listen, e.Port))
+		}
+		cmd := m.Command
+		if r := []rune(cmd); len(r) > 60 {
+			cmd = string(r[:59]) + "…"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, cmp.Or(m.Name, "-"), m.StatusLine, cmd, cmp.Or(strings.Join(exposed, ","), "-"))
+	}
+	tw.Flush()
+	return strings.TrimSuffix(b.String(), "\n")
 }

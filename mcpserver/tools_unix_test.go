@@ -100,6 +100,46 @@ func TestToolsList(t *testing.T) {
 	if !strings.Contains(string(b), `"shells"`) {
 		t.Errorf("list_shells' output schema does not name shells: %s", b)
 	}
+	// One type a property, everywhere: hosts refuse a list of types.
+	for _, tool := range tools.Tools {
+		for what, schema := range map[string]any{"input": tool.InputSchema, "output": tool.OutputSchema} {
+			b, _ := json.Marshal(schema)
+			var doc any
+			_ = json.Unmarshal(b, &doc)
+			walkSchema(doc, tool.Name+" "+what, func(path string, typ any) {
+				if _, ok := typ.(string); !ok {
+					t.Errorf("%s: type %v, want one type", path, typ)
+				}
+			})
+			// Every property is an object (some clients cannot read a
+			// schema written as true).
+			var props struct{ Properties map[string]any }
+			_ = json.Unmarshal(b, &props)
+			for name, p := range props.Properties {
+				if _, ok := p.(map[string]any); !ok {
+					t.Errorf("%s %s: property %s is %v, want an object", tool.Name, what, name, p)
+				}
+			}
+		}
+	}
+}
+
+// walkSchema calls f with every "type" of a schema and where it is.
+func walkSchema(v any, path string, f func(path string, typ any)) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if k == "type" {
+				f(path, x)
+				continue
+			}
+			walkSchema(x, path+"/"+k, f)
+		}
+	case []any:
+		for i, x := range v {
+			walkSchema(x, fmt.Sprintf("%s/%d", path, i), f)
+		}
+	}
 }
 
 // TestForeground runs foreground commands: output (stdout and stderr,
@@ -168,12 +208,33 @@ func TestBashArgumentErrors(t *testing.T) {
 			t.Errorf("%s %v: %q (error %v), want a tool error with %q", tc.tool, tc.args, got, isErr, tc.want)
 		}
 	}
-	// Arguments of the wrong type are the SDK's to refuse, as an error
-	// for the model too; the session goes on.
+	// Arguments of the wrong type, unknown or missing, are one sentence
+	// that names the argument, never the validator's text; the session
+	// goes on.
 	ctx := context.Background()
-	r, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": 3}})
-	if err == nil && !r.IsError {
-		t.Errorf("command 3: %q, want an error", text(r))
+	for _, tc := range []struct {
+		tool string
+		args any
+		want string
+	}{
+		{"bash", map[string]any{"command": 3}, `argument "command" of bash must be a string, not the number 3`},
+		{"bash", map[string]any{}, `bash needs the argument "command": the shell command line`},
+		{"bash", map[string]any{"command": "true", "timout": 5}, `bash has no argument "timout"; it takes command, cwd, description, expose,`},
+		{"bash", map[string]any{"command": "true", "timeout": "soon"}, `argument "timeout" of bash must be a number, not a string`},
+		{"bash", []any{"true"}, `bash takes its arguments as a JSON object of named values (command, cwd,`},
+		{"bash_output", map[string]any{"bash_id": "1", "from_byte": 1.5}, `argument "from_byte" of bash_output must be a whole number, not a number with a fraction`},
+		{"kill_shell", map[string]any{"shell_id": []any{"1"}}, `argument "shell_id" of kill_shell must be a string, not a list`},
+		{"list_shells", map[string]any{"all": true}, `list_shells has no argument "all"; it takes no arguments`},
+	} {
+		r, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+		if err != nil || !r.IsError || !strings.HasPrefix(text(r), tc.want) || strings.Contains(text(r), "validating") {
+			t.Errorf("%s %v: %q (%v), want an error starting %q", tc.tool, tc.args, text(r), err, tc.want)
+		}
+	}
+	// What some hosts send for a number, a boolean, a list or an id is
+	// taken as meant; a null is an argument not given.
+	if got, isErr := c.call("bash", map[string]any{"command": "echo taken", "timeout": "30", "run_in_background": "false", "cwd": nil}); isErr || got != "taken\nexit code 0" {
+		t.Errorf("coerced arguments: %q (error %v)", got, isErr)
 	}
 	if got, isErr := c.call("bash", map[string]any{"command": "echo alive"}); isErr || got != "alive\nexit code 0" {
 		t.Errorf("after the errors: %q (error %v)", got, isErr)

@@ -231,6 +231,22 @@ func (t *Tasks) Start(req *mcp.CallToolRequest, id, message, now string) (*mcp.C
 	return r, nil
 }
 
+// Resume makes a working task that no call of this session started: the
+// task of work an earlier server started and this one took over, so that
+// the id the client holds answers here. The id must be new.
+func (t *Tasks) Resume(id, message string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.tasks[id]; ok {
+		return fmt.Errorf("task %s exists", id)
+	}
+	at := time.Now().UTC()
+	t.tasks[id] = &task{id: id, status: Working, message: message, created: at, updated: at,
+		done: make(chan struct{}), ttl: MaxTTL}
+	t.order = append(t.order, id)
+	return nil
+}
+
 // Complete ends a working task with the call's result and a summary for
 // its status message ("" keeps the last); false if it had ended (or is
 // not known).

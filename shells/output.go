@@ -35,6 +35,7 @@ type OutputOptions struct {
 	Filter   *regexp.Regexp // keep matching lines only
 	FromByte int64          // read from this absolute byte; -1: from the read position
 	Color    bool           // Text keeps colour codes (for a terminal that asked)
+	Plain    bool           // Text leaves out the terminal's control sequences (for a model)
 	Words    *plan.Words    // how the notes tell to read on; nil: the command line's
 }
 
@@ -56,6 +57,7 @@ type OutputResult struct {
 	Notes []string `json:"-"`
 	raw   string   // the output as written; Output is it with invalid UTF-8 made visible
 	color bool
+	plain bool
 }
 
 // cursor is a shell's read position, private to this package.
@@ -112,7 +114,7 @@ func (m *Manager) Output(ctx context.Context, ref string, o OutputOptions) (*Out
 	defer v.Close()
 
 	r := &OutputResult{ID: meta.ID, Status: meta.Status, StatusLine: meta.StatusLine,
-		ExitCode: meta.ExitCode, Signal: meta.Signal, Violations: []policy.Violation{}, color: o.Color}
+		ExitCode: meta.ExitCode, Signal: meta.Signal, Violations: []policy.Violation{}, color: o.Color, plain: o.Plain}
 	if from < v.start {
 		r.DroppedBytes = v.start - from
 		r.Notes = append(r.Notes, fmt.Sprintf("[cshell: %d bytes before byte %d were dropped by the log cap (shells.maxLogBytes)]", r.DroppedBytes, v.start))
@@ -175,7 +177,7 @@ func (m *Manager) Output(ctx context.Context, ref string, o OutputOptions) (*Out
 				cur.Violations += int64(len(line))
 				var v policy.Violation
 				if json.Unmarshal(line, &v) == nil {
-					r.Violations = append(r.Violations, v)
+					r.Violations = append(r.Violations, inWords(v, o.Words, meta.Session))
 				}
 			}
 		}
@@ -316,7 +318,11 @@ func (r *OutputResult) Text() string {
 	for _, n := range r.Notes {
 		sb.WriteString(n + "\n")
 	}
-	out := escape.Output(r.raw, r.color)
+	raw := r.raw
+	if r.plain {
+		raw = escape.Strip(raw)
+	}
+	out := escape.Output(raw, r.color && !r.plain)
 	sb.WriteString(out)
 	if out != "" && !strings.HasSuffix(out, "\n") {
 		sb.WriteString("\n")

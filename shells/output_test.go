@@ -293,3 +293,16 @@ func TestAlignForward(t *testing.T) {
 		}
 	}
 }
+
+// A model's read (Plain) has the terminal's sequences taken out; a
+// terminal's (Color) keeps colours; the JSON keeps what was written.
+func TestOutputTextPlain(t *testing.T) {
+	r := &OutputResult{StatusLine: "running", raw: "\x1b[31mred\x1b[0m \x1b]0;title\x07\x07bell\n"}
+	if got := r.Text(); got != "running\n\\x1b[31mred\\x1b[0m \\x1b]0;title\\x07\\x07bell\n" {
+		t.Errorf("plain text %q", got)
+	}
+	r.plain = true
+	if got := r.Text(); got != "running\nred \\x07bell\n" {
+		t.Errorf("for a model %q", got)
+	}
+}

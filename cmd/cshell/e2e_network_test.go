@@ -320,7 +320,13 @@ func testServeAsks(t *testing.T, version string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cs.Close(); waitSupervisors(t, state) }()
+	defer func() {
+		cs.Close()
+		// A named session's shells outlive their server for a while
+		// (shells.reattachSeconds): stopped here.
+		_ = exec.Command(cshellBin, "--state-dir", state, "kill", "--session", "asked", "--grace", "0", "all").Run()
+		waitSupervisors(t, state)
+	}()
 	if got := cs.InitializeResult().ProtocolVersion; got != version {
 		t.Fatalf("negotiated %s, want %s", got, version)
 	}

@@ -38,13 +38,18 @@ type tsEvent map[string]any
 // runTS plays one scenario of the npm client against a server of its
 // own, and returns what it printed and the server's state dir.
 func runTS(t *testing.T, scenario string, args ...string) ([]tsEvent, string) {
+	return runTSEnv(t, nil, scenario, args...)
+}
+
+// runTSEnv is runTS with more of the client's environment.
+func runTSEnv(t *testing.T, env []string, scenario string, args ...string) ([]tsEvent, string) {
 	t.Helper()
 	script := tsClient(t)
 	state := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", append([]string{script, scenario, cshellBin}, args...)...)
-	cmd.Env = append(os.Environ(), "CSHELL_STATE="+state, "CSHELL_WORKDIR="+t.TempDir())
+	cmd.Env = append(append(os.Environ(), "CSHELL_STATE="+state, "CSHELL_WORKDIR="+t.TempDir()), env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	waitSupervisors(t, state)

@@ -5,8 +5,10 @@
 // test to judge.
 //
 // usage: node client.mjs SCENARIO CSHELL [ARG...]
-//   CSHELL_STATE   the state dir to give cshell (--state-dir)
-//   CSHELL_WORKDIR the server's working directory
+//   CSHELL_STATE      the state dir to give cshell (--state-dir)
+//   CSHELL_WORKDIR    the server's working directory
+//   CSHELL_SERVE_ARGS more arguments of serve, space-separated (--session S)
+import { execFileSync } from "node:child_process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
@@ -14,16 +16,33 @@ const [scenario, cshell, ...rest] = process.argv.slice(2);
 const say = (event, data = {}) => process.stdout.write(JSON.stringify({ event, ...data }) + "\n");
 const text = (r) => (r.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("");
 
-const transport = new StdioClientTransport({
-  command: cshell,
-  args: ["--state-dir", process.env.CSHELL_STATE, "serve"],
-  cwd: process.env.CSHELL_WORKDIR,
-  env: process.env, // as a host would; the SDK passes only a few variables otherwise
-  stderr: "inherit",
-});
-const client = new Client({ name: "cshell-e2e-ts", version: "1" });
-await client.connect(transport);
+// connect starts a server and connects a client of the SDK's to it.
+async function connect() {
+  const extra = (process.env.CSHELL_SERVE_ARGS ?? "").split(" ").filter((a) => a !== "");
+  const transport = new StdioClientTransport({
+    command: cshell,
+    args: ["--state-dir", process.env.CSHELL_STATE, "serve", ...extra],
+    cwd: process.env.CSHELL_WORKDIR,
+    env: process.env, // as a host would; the SDK passes only a few variables otherwise
+    stderr: "inherit",
+  });
+  const c = new Client({ name: "cshell-e2e-ts", version: "1" });
+  await c.connect(transport);
+  return c;
+}
+let client = await connect();
 say("connected", { tasks: client.getServerCapabilities()?.tasks ?? null });
+
+// fetchStatus GETs a URL from this machine: its status, or the error.
+async function fetchStatus(url) {
+  try {
+    const r = await fetch(url, { signal: AbortSignal.timeout(5000) });
+    await r.text();
+    return r.status;
+  } catch (e) {
+    return String(e?.cause?.code ?? e?.message ?? e);
+  }
+}
 
 // stream plays callToolStream to its end; onCreated runs once the task is
 // made. The SDK asks for a task only for a tool that tools/list marked.
@@ -106,6 +125,36 @@ try {
         timeout: 60000,
       });
       say("progress", { text: text(r), progress });
+      break;
+    }
+    case "reload": { // ARG: a dev server's command, its port: the host reloads its server meanwhile
+      const [command, port] = rest;
+      const url = `http://127.0.0.1:${port}/`;
+      const started = await client.callTool({ name: "bash", arguments: { command, run_in_background: true, expose: [port], ready: true } });
+      say("started", { text: text(started), isError: started.isError ?? false, structured: started.structuredContent ?? null });
+      say("fetch", { when: "before", status: await fetchStatus(url) });
+      const first = await client.callTool({ name: "bash_output", arguments: { bash_id: "1" } });
+      say("output", { when: "before", text: text(first) });
+      await client.close(); // the host reloads: its server's stdin closes, and the server ends
+      await new Promise((r) => setTimeout(r, 1500));
+      say("fetch", { when: "between", status: await fetchStatus(url) });
+      const ps = execFileSync(cshell, ["--state-dir", process.env.CSHELL_STATE, "ps", "--json"], { encoding: "utf8" });
+      say("ps", { when: "between", shells: JSON.parse(ps) });
+      client = await connect();
+      const list = await client.callTool({ name: "list_shells", arguments: {} });
+      say("list", { text: text(list), structured: list.structuredContent ?? null });
+      say("fetch", { when: "after", status: await fetchStatus(url) });
+      const next = await client.callTool({ name: "bash_output", arguments: { bash_id: "1", wait_seconds: 2 } });
+      say("output", { when: "after", text: text(next) });
+      try {
+        const task = await client.experimental.tasks.getTask("shell-1");
+        say("task", { status: task.status, statusMessage: task.statusMessage ?? null });
+      } catch (e) {
+        say("task", { error: String(e?.message ?? e) });
+      }
+      const killed = await client.callTool({ name: "kill_shell", arguments: { shell_id: "1", grace_seconds: 2 } });
+      say("killed", { text: text(killed), isError: killed.isError ?? false });
+      say("fetch", { when: "killed", status: await fetchStatus(url) });
       break;
     }
     default:
