@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -175,7 +176,7 @@ func testServeTools(t *testing.T, version string) {
 	}
 	// The cap: 30,000 characters, saying how much was cut.
 	text, _ = c.call("bash", map[string]any{"command": "head -c 50000 /dev/zero | tr '\\0' x"})
-	if !strings.HasPrefix(text, "[20000 characters cut from the start; the last 30000 follow]\n") {
+	if !strings.HasPrefix(text, "[20000 characters cut from the start; the last 30000 follow; a foreground call keeps no log: run the command with run_in_background to keep all of its output]\n") {
 		t.Errorf("long output: %.100q", text)
 	}
 
@@ -196,11 +197,19 @@ func testServeTools(t *testing.T, version string) {
 	if !strings.Contains(got, "the-expected-line") || !strings.Contains(got, "running for") {
 		t.Errorf("bash_output never showed the line: %q", got)
 	}
-	text, _ = c.call("list_shells", map[string]any{})
-	var list []map[string]any
-	if err := json.Unmarshal([]byte(text), &list); err != nil || len(list) != 1 || list[0]["status"] != "running" ||
-		!strings.HasPrefix(fmt.Sprint(list[0]["session"]), "mcp-") || list[0]["description"] != "waits" {
-		t.Errorf("list_shells: %q", text)
+	// list_shells: a table to read; the records in structured content.
+	lr, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_shells", Arguments: map[string]any{}})
+	if err != nil || lr.IsError {
+		t.Fatalf("list_shells: %v %v", err, lr)
+	}
+	var list struct{ Shells []map[string]any }
+	b, _ := json.Marshal(lr.StructuredContent)
+	if err := json.Unmarshal(b, &list); err != nil || len(list.Shells) != 1 || list.Shells[0]["status"] != "running" ||
+		!strings.HasPrefix(fmt.Sprint(list.Shells[0]["session"]), "mcp-") || list.Shells[0]["description"] != "waits" {
+		t.Errorf("list_shells: %s", b)
+	}
+	if text := lr.Content[0].(*mcp.TextContent).Text; !regexp.MustCompile(`(?m)^1 +- +running for [0-9.]+s +sleep 1; echo the-expected-line; sleep 300 +-$`).MatchString(text) {
+		t.Errorf("list_shells text: %q", text)
 	}
 	// The two read-only tools answer with structured content too, which
 	// fits the output schema they list.
