@@ -92,7 +92,7 @@ func (s *server) bash(ctx context.Context, req *mcp.CallToolRequest, a BashArgs)
 		if len(a.Expose) > 0 || a.Ready || a.ReadyLog != "" || a.Name != "" {
 			return toolError(fmt.Errorf("expose, ready, ready_log and name are for background shells: set run_in_background"))
 		}
-		o.Command = []string{s.tracked(a.Command)}
+		o.Command, o.Shown = []string{s.tracked(a.Command)}, a.Command
 		if mcptasks.Asked(req) { // a 2025-11-25 client asked for a task: it gets one
 			return s.foregroundTask(req, o)
 		}

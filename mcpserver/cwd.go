@@ -40,14 +40,6 @@ func (s *server) tracked(command string) string {
 	return fmt.Sprintf("trap 'printf \"\\n%s%%s\\n\" \"$(pwd -P)\"' EXIT\n%s", s.dirMark, command)
 }
 
-// untracked is the command line as the model gave it.
-func (s *server) untracked(line string) string {
-	if _, cmd, ok := strings.Cut(line, "' EXIT\n"); ok && strings.HasPrefix(line, "trap 'printf \"\\n"+s.dirMark) {
-		return cmd
-	}
-	return line
-}
-
 // dir is where the next call runs: where the last foreground call ended,
 // or the server's working directory.
 func (s *server) dir() string {

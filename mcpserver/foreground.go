@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -116,7 +117,7 @@ func (s *server) runForeground(ctx context.Context, req *mcp.CallToolRequest, o 
 		text += note + "\n"
 	}
 	text += fmt.Sprintf("exit code %d", code)
-	if background.MatchString(s.untracked(strings.Join(o.Command, " "))) {
+	if background.MatchString(o.Shown) {
 		text += "\n[cshell: jobs started with & end with this call; start a server or watcher with run_in_background instead]"
 	}
 	return s.result(text)
@@ -151,7 +152,7 @@ func (s *server) startRun(o shells.RunOptions) *fgRun {
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.mu.Lock()
 	s.nCalls++
-	run := &fgRun{id: fmt.Sprintf("run-%d", s.nCalls), command: s.untracked(strings.Join(o.Command, " ")), out: &tailBuffer{max: maxToolOutput + dirLineRoom},
+	run := &fgRun{id: fmt.Sprintf("run-%d", s.nCalls), command: cmp.Or(o.Shown, strings.Join(o.Command, " ")), out: &tailBuffer{max: maxToolOutput + dirLineRoom},
 		done: make(chan struct{}), cancel: cancel, asking: make(chan string, 16), asked: map[string]bool{}, keys: map[string]string{}}
 	s.runs[run.id] = run
 	s.mu.Unlock()

@@ -44,6 +44,10 @@ type RunOptions struct {
 	// Waiting hears that a background shell started and that its start
 	// now waits until it is ready.
 	Waiting func(id string, r *plan.Ready)
+	// Shown is the command as events name a foreground shell's (""; the
+	// command that runs): the MCP server runs a model's command line
+	// inside a line of its own.
+	Shown string
 }
 
 // Run runs a command in the foreground and returns its exit code (128+N
@@ -108,9 +112,9 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 		Listeners: listeners, Reach: reach, Refused: violationNote(o.Stderr, o.Words, p.Session), Record: violationNote(o.Stderr, o.Words, p.Session),
 	}
 	if m != nil {
-		w.Refused = m.toldEvents("", p.Session, p.Command, w.Refused)
+		w.Refused = m.toldEvents("", p.Session, cmp.Or(o.Shown, p.Command), w.Refused)
 		if p.Network.Grants {
-			tell := m.refusals("", p.Session, p.Command)
+			tell := m.refusals("", p.Session, cmp.Or(o.Shown, p.Command))
 			w.Grants = m.grantsFor(p.Session, "")
 			w.Record = recordAndTell(violationNote(o.Stderr, o.Words, p.Session), tell)
 			w.Asking = tell
