@@ -37,7 +37,7 @@ func newDirMark() string {
 
 // tracked is a foreground command line that tells where it ended.
 func (s *server) tracked(command string) string {
-	return fmt.Sprintf("trap 'printf \"\\n%s%%s\\n\" \"$(pwd -P)\"' EXIT\n%s", s.dirMark, command)
+	return fmt.Sprintf("trap 'printf \"\\n%s\"; pwd -P' EXIT\n%s", s.dirMark, command) // pwd is bash's own: no fork
 }
 
 // dir is where the next call runs: where the last foreground call ended,
