@@ -112,3 +112,31 @@ as_user() {
 		setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --init-groups "${run[@]}"
 	fi
 }
+
+# NPM_CACHE is where the benchmarks keep the npm packages of their peers
+# (srt, the MCP SDK client), made once and reused between runs.
+NPM_CACHE=${NPM_CACHE:-/var/tmp/cshell-bench-npm}
+
+# npm_peers: installs (once) Anthropic's sandbox-runtime (srt), which needs
+# Debian's ripgrep and socat, and the npm MCP SDK client of the e2e tests
+# into NPM_CACHE, readable by every user; SRT is its srt.
+npm_peers() {
+	local pkgs=(ripgrep socat) need=() p
+	for p in "${pkgs[@]}"; do
+		dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+	done
+	if ((${#need[@]})); then
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null ||
+			die "apt-get install ${need[*]} failed (srt needs them)"
+	fi
+	command -v npm >/dev/null || die "npm not found (apt-get install -y npm)"
+	if ! [ -x "$NPM_CACHE/node_modules/.bin/srt" ] || ! [ -d "$NPM_CACHE/node_modules/@modelcontextprotocol/sdk" ]; then
+		install -d -m 755 "$NPM_CACHE"
+		cp "$REPO/cmd/cshell/testdata/mcpclient/package.json" "$REPO/cmd/cshell/testdata/mcpclient/package-lock.json" "$NPM_CACHE/"
+		(cd "$NPM_CACHE" && npm ci --no-audit --no-fund --loglevel=error >/dev/null &&
+			npm install --no-audit --no-fund --loglevel=error --no-save @anthropic-ai/sandbox-runtime@0.0.83 >/dev/null) ||
+			die "npm could not install the peers into $NPM_CACHE"
+		chmod -R a+rX "$NPM_CACHE"
+	fi
+	SRT=$NPM_CACHE/node_modules/.bin/srt
+}
