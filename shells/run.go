@@ -230,7 +230,7 @@ func hostFacts(home string, reserved []int) plan.Facts {
 		DefaultStateDir: DefaultStateDir(home), Reserved: reserved,
 		Alive: func(pid int) bool { return processAlive(pid, 0) },
 		StateDir: func(dir string) error {
-			d, err := openStateDir(dir)
+			d, _, err := openStateDir(dir)
 			if err == nil {
 				d.Close()
 			}

@@ -37,12 +37,46 @@ func StateDir(flag, home string) string {
 
 // DefaultStateDir is the state dir when neither the flag nor
 // $CSHELL_STATE_DIR names one: $XDG_STATE_HOME/cshell, else
-// ~/.local/state/cshell.
+// ~/.local/state/cshell, else (no home this user can write)
+// $XDG_RUNTIME_DIR/cshell-state-UID or $TMPDIR/cshell-state-UID
+// (/tmp when TMPDIR is unset).
 func DefaultStateDir(home string) string {
 	if x := os.Getenv("XDG_STATE_HOME"); x != "" {
 		return filepath.Join(x, "cshell")
 	}
-	return filepath.Join(home, ".local", "state", "cshell")
+	inHome := filepath.Join(home, ".local", "state", "cshell")
+	if homeKeeps(home, inHome) {
+		return inHome
+	}
+	// No home to keep state in (HOME unset, "/", missing or not this
+	// user's to write: an arbitrary uid in a CI container): a folder of
+	// this user's beside its runtime files, checked as any state dir.
+	base := os.Getenv("XDG_RUNTIME_DIR")
+	if st, err := os.Stat(base); base == "" || !filepath.IsAbs(base) || err != nil || !st.IsDir() {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, fmt.Sprintf("cshell-state-%d", os.Geteuid()))
+}
+
+// homeKeeps reports whether home can hold the state dir at dir: it is
+// there already, or home is a directory other than / that this user may
+// write.
+func homeKeeps(home, dir string) bool {
+	if home == "" || !filepath.IsAbs(home) || filepath.Clean(home) == "/" {
+		return false
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		return true
+	}
+	for p := dir; ; p = filepath.Dir(p) {
+		// The deepest part that exists must be writable for the rest to be made.
+		if st, err := os.Stat(p); err == nil {
+			return st.IsDir() && canWrite(p)
+		}
+		if p == home || p == filepath.Dir(p) {
+			return false
+		}
+	}
 }
 
 // Manager owns a state directory: the shells recorded there, their ids,
@@ -57,6 +91,9 @@ type Manager struct {
 	log  *slog.Logger
 	// Warn receives one sentence per shell record that cannot be read.
 	Warn func(string)
+	// Notes are what Open did that the user should hear of (a record set
+	// aside), one sentence each.
+	Notes []string
 }
 
 // Open returns the manager of the state dir at path, making it (mode 0700)
@@ -66,11 +103,15 @@ func Open(path string, log *slog.Logger) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := openStateDir(abs)
+	d, note, err := openStateDir(abs)
 	if err != nil {
 		return nil, err
 	}
-	return newManager(d, abs, log)
+	m, err := newManager(d, abs, log)
+	if m != nil && note != "" {
+		m.Notes = append(m.Notes, note)
+	}
+	return m, err
 }
 
 // openInherited returns the manager of a state dir already opened and

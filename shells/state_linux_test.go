@@ -290,3 +290,59 @@ func TestDoctorTellsOfTheCaches(t *testing.T) {
 		t.Errorf("a cache folder under a file: %+v", c)
 	}
 }
+
+// A record written in another runtime dir (an image in which cshell ran
+// while it was built) is set aside with a note; one of this runtime dir
+// that does not match, or of the format before runtime dirs were named,
+// is refused as ever.
+func TestARecordFromAnotherRuntimeDirIsSetAside(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state")
+	m, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	record := trustRecord(t, path)
+	t.Cleanup(func() { forgetTrust(path); os.Remove(record + ".set-aside") })
+	b, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirLine, rtLine, _ := strings.Cut(string(b), "\n")
+	if !strings.HasPrefix(rtLine, "runtime ") {
+		t.Fatalf("the record names no runtime dir: %q", b)
+	}
+	fields := strings.Fields(dirLine)
+	stale := "1 " + fields[1] + " " + fields[2] + "\n" // another device: another state dir
+	for _, tc := range []struct {
+		record string
+		ok     bool
+	}{
+		{stale + "runtime 1 2\n", true}, // another runtime dir
+		{stale + rtLine, false},         // this runtime dir: replaced or moved
+		{stale, false},                  // no runtime dir named: as before
+	} {
+		if err := os.WriteFile(record, []byte(tc.record), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		m, err := Open(path, nil)
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("record %q: %v", tc.record, err)
+		case tc.ok && (len(m.Notes) != 1 || !strings.Contains(m.Notes[0], "was written in another runtime dir")):
+			t.Errorf("record %q: notes %q", tc.record, m.Notes)
+		case tc.ok:
+			if set, _ := os.ReadFile(record + ".set-aside"); string(set) != tc.record {
+				t.Errorf("set aside %q, want %q", set, tc.record)
+			}
+			if now, _ := os.ReadFile(record); string(now) != string(b) {
+				t.Errorf("recorded anew %q, want %q", now, b)
+			}
+		case err == nil || !errors.Is(err, ErrStateDir):
+			t.Errorf("record %q: opened (%v)", tc.record, err)
+		}
+		if m != nil {
+			m.Close()
+		}
+	}
+}

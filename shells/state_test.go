@@ -11,7 +11,7 @@ import (
 )
 
 func TestStateDirChoice(t *testing.T) {
-	home := filepath.FromSlash("/home/u")
+	home := t.TempDir()
 	t.Setenv("CSHELL_STATE_DIR", "")
 	t.Setenv("XDG_STATE_HOME", "")
 	if got, want := StateDir("", home), filepath.Join(home, ".local", "state", "cshell"); got != want {
@@ -30,6 +30,43 @@ func TestStateDirChoice(t *testing.T) {
 	}
 	if got, want := DefaultStateDir(home), filepath.Join(filepath.FromSlash("/xdg"), "cshell"); got != want {
 		t.Errorf("DefaultStateDir ignores CSHELL_STATE_DIR: %q, want %q", got, want)
+	}
+}
+
+// With no home to keep state in (an arbitrary uid in a CI container: HOME
+// unset, /, or missing), the state dir is a folder of the user's in its
+// runtime dir's place, or the temporary directory.
+func TestStateDirWithoutAHome(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", "")
+	tmp, rt := t.TempDir(), t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	want := filepath.Join(tmp, fmt.Sprintf("cshell-state-%d", os.Geteuid()))
+	for _, home := range []string{"", "/", filepath.Join(tmp, "missing"), "relative"} {
+		if got := DefaultStateDir(home); got != want {
+			t.Errorf("home %q: %q, want %q", home, got, want)
+		}
+	}
+	t.Setenv("XDG_RUNTIME_DIR", rt)
+	if got, want := DefaultStateDir("/"), filepath.Join(rt, fmt.Sprintf("cshell-state-%d", os.Geteuid())); got != want {
+		t.Errorf("with XDG_RUNTIME_DIR: %q, want %q", got, want)
+	}
+	// A home whose state dir exists is kept, writable or not.
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".local", "state", "cshell"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got := DefaultStateDir(home); got != filepath.Join(home, ".local", "state", "cshell") {
+		t.Errorf("an existing state dir in the home: %q", got)
+	}
+	// The fallback opens as any state dir: made 0700, this user's.
+	m, err := Open(want, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	if st, err := os.Stat(want); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("the fallback state dir: %v %v", st, err)
 	}
 }
 

@@ -60,6 +60,9 @@ func (g *globals) manager() (*shells.Manager, error) {
 		return nil, err
 	}
 	m.Warn = func(s string) { fmt.Fprintf(g.stderr, "cshell: %s\n", s) }
+	for _, n := range m.Notes {
+		m.Warn(n)
+	}
 	return m, nil
 }
 
