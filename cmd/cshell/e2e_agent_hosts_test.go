@@ -206,3 +206,31 @@ func TestRunDetachedFirstLines(t *testing.T) {
 		t.Errorf("run -d --json: %q %q", r.stdout, r.stderr)
 	}
 }
+
+// TestNoHome runs cshell as an arbitrary uid in a CI container does: HOME
+// is / (or missing), so the state dir goes to a folder of the user's in
+// TMPDIR, and everything works there.
+func TestNoHome(t *testing.T) {
+	tmp := t.TempDir()
+	env := []string{"HOME=/", "XDG_STATE_HOME=", "XDG_RUNTIME_DIR=", "CSHELL_STATE_DIR=", "TMPDIR=" + tmp,
+		"XDG_CONFIG_HOME=" + filepath.Join(tmp, "config")} // root would make /.config/cshell to protect its config
+	state := filepath.Join(tmp, fmt.Sprintf("cshell-state-%d", os.Geteuid()))
+	cs := func(args ...string) result {
+		t.Helper()
+		return run(t, call{args: args, dir: tmp, env: env})
+	}
+	r := cs("run", "-d", "--", "sleep 30")
+	if r.code != 0 || !strings.Contains(r.stdout, "log: "+filepath.Join(state, "shells", "1", "output.log")) {
+		t.Fatalf("run -d without a home: code %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	t.Cleanup(func() { cs("kill", "--grace", "0", "all") })
+	if r := cs("ps", "-q"); r.code != 0 || strings.TrimSpace(r.stdout) != "1" {
+		t.Errorf("ps without a home: code %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	if st, err := os.Stat(state); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("the state dir: %v %v", st, err)
+	}
+	if r := cs("run", "--", "echo", "fine"); r.code != 0 || r.stdout != "fine\n" {
+		t.Errorf("a foreground run without a home: code %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+}
