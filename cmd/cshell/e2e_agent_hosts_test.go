@@ -234,3 +234,33 @@ func TestNoHome(t *testing.T) {
 		t.Errorf("a foreground run without a home: code %d, %q %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestServeTextsForAModel plays what a model meets through the npm client:
+// the directory a call ended in is the next call's, milliseconds given
+// for seconds are refused, a & job is told to end with its call, a
+// missing argument is one sentence, and colours never reach it.
+func TestServeTextsForAModel(t *testing.T) {
+	events, _ := runTS(t, "texts")
+	ev := func(name string) (string, bool) {
+		e := one(t, events, name)
+		return fmt.Sprint(e["text"]), e["isError"] == true
+	}
+	if got, isErr := ev("cd"); isErr || got != "moved\nexit code 0" {
+		t.Errorf("cd sub: %q", got)
+	}
+	if got, _ := ev("pwd"); !strings.HasSuffix(got, "/sub\nexit code 0") {
+		t.Errorf("pwd after cd sub: %q", got)
+	}
+	if got, isErr := ev("millis"); !isErr || !strings.HasPrefix(got, "timeout 30000: timeout is in seconds, not milliseconds") {
+		t.Errorf("timeout 30000: %q", got)
+	}
+	if got, _ := ev("job"); !strings.Contains(got, "[cshell: jobs started with & end with this call; start a server or watcher with run_in_background instead]") {
+		t.Errorf("a & job: %q", got)
+	}
+	if got, isErr := ev("missing"); !isErr || !strings.HasPrefix(got, `bash needs the argument "command": `) {
+		t.Errorf("no command: %q", got)
+	}
+	if got, _ := ev("colour"); got != "red plain\nexit code 0" {
+		t.Errorf("colours: %q", got)
+	}
+}

@@ -157,6 +157,19 @@ try {
       say("fetch", { when: "killed", status: await fetchStatus(url) });
       break;
     }
+    case "texts": { // what a model reads: the directory kept, seconds, & jobs, argument errors, no escapes
+      const call = async (args) => {
+        const r = await client.callTool({ name: "bash", arguments: args });
+        return { text: text(r), isError: r.isError ?? false };
+      };
+      say("cd", await call({ command: "mkdir -p sub && cd sub && echo moved" }));
+      say("pwd", await call({ command: "pwd" }));
+      say("millis", await call({ command: "true", timeout: 30000 }));
+      say("job", await call({ command: "sleep 30 &" }));
+      say("missing", await call({}));
+      say("colour", await call({ command: "printf '\\033[31mred\\033[0m \\033]0;title\\007plain\\n'" }));
+      break;
+    }
     default:
       say("error", { message: `no scenario ${scenario}` });
   }
