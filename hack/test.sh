@@ -4,8 +4,9 @@
 # It installs the Debian packages the tests use (runc and crun run the
 # bundles of cshell spec; Node.js and npm when
 # missing), the npm MCP SDK client of the serve tests (npm ci, from
-# cmd/cshell/testdata/mcpclient's lock file), creates the unprivileged
-# user cshelltest when missing, then runs: gofmt, go vet for linux, darwin
+# cmd/cshell/testdata/mcpclient's lock file), a Debian 13 root with
+# apparmor_parser (debootstrap, kept in /var/tmp/cshell-lab between runs),
+# creates the unprivileged user cshelltest when missing, then runs: gofmt, go vet for linux, darwin
 # and windows, cross-builds, unit tests with -race, and the end-to-end
 # tests twice: as root, and as cshelltest (rootless).
 set -euo pipefail
@@ -27,7 +28,7 @@ step() { printf '\n=== %s\n' "$*"; }
 
 step "host set-up"
 need=()
-for pkg in procps python3 util-linux passwd gcc curl iproute2 runc crun bubblewrap; do
+for pkg in procps python3 util-linux passwd gcc curl iproute2 runc crun bubblewrap debootstrap; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 # Node.js and npm run the npm MCP SDK client of the serve tests; this
@@ -165,6 +166,20 @@ export CSHELL_TEST_USER=$TEST_USER
 cp -r docs "$work/docs-src"
 chmod -R a+rX "$work/docs-src"
 export CSHELL_DOCS_DIR="$work/docs-src"
+
+# The AppArmor profile doctor prints is compiled by Debian 13's parser
+# (AppArmor 4, whose userns rule Debian 12's parser lacks), in a
+# debootstrap root kept between runs.
+APPARMOR_ROOT=/var/tmp/cshell-lab/trixie-apparmor
+if ! [ -x "$APPARMOR_ROOT/usr/sbin/apparmor_parser" ]; then
+	step "a Debian 13 root with apparmor_parser (kept in $APPARMOR_ROOT)"
+	mkdir -p "$(dirname "$APPARMOR_ROOT")"
+	rm -rf --one-file-system "$APPARMOR_ROOT.tmp"
+	debootstrap --variant=minbase --include=apparmor trixie "$APPARMOR_ROOT.tmp" >"$work/debootstrap.log" 2>&1 ||
+		{ tail -20 "$work/debootstrap.log" >&2; echo "hack/test.sh: debootstrap of Debian 13 failed" >&2; exit 1; }
+	mv "$APPARMOR_ROOT.tmp" "$APPARMOR_ROOT"
+fi
+export CSHELL_APPARMOR_ROOT=$APPARMOR_ROOT
 
 step "end-to-end tests as root (cshell built with -race)"
 go build -race -o "$work/cshell-race" ./cmd/cshell
