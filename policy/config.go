@@ -413,10 +413,14 @@ func lineColumn(b []byte, n int) (line, column int) {
 }
 
 // DefaultGlobalPath is where the global file lives when --config is not given:
-// $XDG_CONFIG_HOME/cshell/config.json, else ~/.config/cshell/config.json.
+// $XDG_CONFIG_HOME/cshell/config.json, else ~/.config/cshell/config.json;
+// none ("") without a home (unset, or /).
 func DefaultGlobalPath(home string) string {
 	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
 		return filepath.Join(x, "cshell", "config.json")
+	}
+	if home == "" || filepath.Clean(home) == "/" {
+		return "" // no home (an arbitrary uid in a container): no global file
 	}
 	return filepath.Join(home, ".config", "cshell", "config.json")
 }
@@ -425,9 +429,12 @@ func DefaultGlobalPath(home string) string {
 // project file in projectDir, and layers them. Warnings name each loosening
 // line of the project file that was ignored.
 func Load(globalPath string, explicit bool, projectDir string) (*Config, []string, error) {
-	global, err := readFile(globalPath, explicit)
-	if err != nil {
-		return nil, nil, err
+	var global *Config
+	var err error
+	if globalPath != "" {
+		if global, err = readFile(globalPath, explicit); err != nil {
+			return nil, nil, err
+		}
 	}
 	if global == nil {
 		global = &Config{}

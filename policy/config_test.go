@@ -681,3 +681,21 @@ func TestEnvPassLayering(t *testing.T) {
 		}
 	}
 }
+
+// Without a home (unset, or /: an arbitrary uid in a container) there is
+// no global file, and nothing is read or made for one.
+func TestNoGlobalFileWithoutAHome(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", "")
+	for _, home := range []string{"", "/", "//"} {
+		if got := DefaultGlobalPath(home); got != "" {
+			t.Errorf("home %q: %q, want none", home, got)
+		}
+	}
+	if got := DefaultGlobalPath("/home/u"); got != filepath.Join("/home/u", ".config", "cshell", "config.json") {
+		t.Errorf("home /home/u: %q", got)
+	}
+	c, warnings, err := Load("", false, "")
+	if err != nil || c == nil || len(warnings) != 0 {
+		t.Errorf("Load without a global file: %v %v %v", c, warnings, err)
+	}
+}

@@ -212,8 +212,8 @@ func TestRunDetachedFirstLines(t *testing.T) {
 // TMPDIR, and everything works there.
 func TestNoHome(t *testing.T) {
 	tmp := t.TempDir()
-	env := []string{"HOME=/", "XDG_STATE_HOME=", "XDG_RUNTIME_DIR=", "CSHELL_STATE_DIR=", "TMPDIR=" + tmp,
-		"XDG_CONFIG_HOME=" + filepath.Join(tmp, "config")} // root would make /.config/cshell to protect its config
+	env := []string{"HOME=/", "XDG_STATE_HOME=", "XDG_RUNTIME_DIR=", "XDG_CONFIG_HOME=", "XDG_CACHE_HOME=", "CSHELL_STATE_DIR=", "TMPDIR=" + tmp}
+	_, errBefore := os.Lstat("/.config")
 	state := filepath.Join(tmp, fmt.Sprintf("cshell-state-%d", os.Geteuid()))
 	cs := func(args ...string) result {
 		t.Helper()
@@ -232,6 +232,11 @@ func TestNoHome(t *testing.T) {
 	}
 	if r := cs("run", "--", "echo", "fine"); r.code != 0 || r.stdout != "fine\n" {
 		t.Errorf("a foreground run without a home: code %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	// No global configuration without a home: nothing made in / for one.
+	if _, err := os.Lstat("/.config"); err == nil && errBefore != nil {
+		t.Errorf("cshell made /.config for a home of /")
+		_ = os.RemoveAll("/.config")
 	}
 }
 
