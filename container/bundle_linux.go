@@ -65,7 +65,10 @@ func WriteBundle(dir string, s *Spec) (err error) {
 	// The oldest version that states all of it: runtimes refuse versions
 	// newer than they know (crun 1.8 knows 1.0 and 1.1 only).
 	sp.Version = "1.0.2"
-	sp.Root.Path = "rootfs"
+	// Absolute, which runc and crun take as well as a relative one:
+	// containerd's ctr run --config makes a bundle directory of its own,
+	// where a relative path finds nothing.
+	sp.Root.Path = r.rootfs
 	sp.Process.Args = s.args(hostLookPath)
 	sp.Process.Terminal = false
 	sp.Mounts = slices.DeleteFunc(sp.Mounts, func(m specs.Mount) bool {

@@ -28,7 +28,7 @@ step() { printf '\n=== %s\n' "$*"; }
 
 step "host set-up"
 need=()
-for pkg in procps python3 util-linux passwd gcc curl iproute2 runc crun bubblewrap debootstrap; do
+for pkg in procps python3 util-linux passwd gcc curl iproute2 runc crun bubblewrap debootstrap containerd; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 # Node.js and npm run the npm MCP SDK client of the serve tests; this

@@ -4,12 +4,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // specProbe runs inside a bundle's container: what the policy must hold,
@@ -41,14 +44,18 @@ print("personality", call(libc.personality, 0x400000))
 `
 
 // TestSpecBundles writes a bundle with cshell spec and runs it with
-// Debian's runc and crun, unchanged, as this user (root or not).
+// Debian's runc and crun, unchanged, as this user (root or not), and as
+// root with Debian's containerd (1.6: ctr run --config).
 func TestSpecBundles(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the probe calls keyctl by its x86_64 number")
 	}
-	for _, rt := range []string{"runc", "crun"} {
+	for _, rt := range []string{"runc", "crun", "containerd"} {
 		t.Run(rt, func(t *testing.T) {
-			bin, err := exec.LookPath(rt)
+			if rt == "containerd" && os.Geteuid() != 0 {
+				t.Skip("containerd runs as root here (rootless containerd needs rootlesskit): the root run tests it")
+			}
+			bin, err := exec.LookPath(strings.Replace(rt, "containerd", "ctr", 1))
 			if err != nil {
 				t.Fatalf("%s is needed (hack/test.sh installs it): %v", rt, err)
 			}
@@ -63,6 +70,12 @@ func TestSpecBundles(t *testing.T) {
 			}
 			state := t.TempDir()
 			args := []string{bin, "--root", state, "run", "--bundle", bundle, "cshell-spec-" + rt}
+			if rt == "containerd" {
+				// ctr makes a bundle directory of its own from the config,
+				// which names the rootfs by its absolute path.
+				args = []string{bin, "--address", privateContainerd(t), "run", "--rm", "--runtime", "io.containerd.runc.v2",
+					"--config", filepath.Join(bundle, "config.json"), "cshell-spec-" + rt}
+			}
 			if rt == "crun" && hybridCgroups() {
 				// crun 1.8 refuses a host with cgroup v1 and controllers on
 				// the cgroup2 mount (hybrid, as here): it runs where that
@@ -96,6 +109,50 @@ func TestSpecBundles(t *testing.T) {
 				t.Errorf("the working directory was not written: %v", err)
 			}
 		})
+	}
+}
+
+// privateContainerd starts a containerd of the test's own (its root, state
+// and socket in a temporary directory; no CRI) and returns its socket; it
+// is stopped when the test ends.
+func privateContainerd(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("containerd"); err != nil {
+		t.Fatalf("containerd is needed (hack/test.sh installs it): %v", err)
+	}
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "sock")
+	cfg := fmt.Sprintf("version = 2\nroot = %q\nstate = %q\ndisabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n[grpc]\n  address = %q\n[ttrpc]\n  address = %q\n",
+		filepath.Join(dir, "root"), filepath.Join(dir, "state"), sock, sock+".ttrpc")
+	writeFile(t, filepath.Join(dir, "config.toml"), cfg)
+	cmd := exec.Command("containerd", "--config", filepath.Join(dir, "config.toml"))
+	logf, err := os.Create(filepath.Join(dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		logf.Close()
+	})
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if out, err := exec.Command("ctr", "--address", sock, "version").CombinedOutput(); err == nil {
+			return sock
+		} else if time.Now().After(deadline) {
+			b, _ := os.ReadFile(filepath.Join(dir, "log"))
+			t.Fatalf("containerd did not answer: %v %s\n%s", err, out, b)
+		}
 	}
 }
 
