@@ -3,6 +3,7 @@ package container
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -18,6 +19,7 @@ import (
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"github.com/opencontainers/runc/libcontainer/specconv"
 	"github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
 	"github.com/cshell/cshell/policy"
@@ -32,6 +34,13 @@ const initPath = "/.cshell/cshell"
 
 // pid1Arg is the hidden argument that makes the binary act as PID 1.
 const pid1Arg = "__pid1"
+
+// libcontainer writes warnings through logrus's global logger (inside an
+// engine, "unable to get oom kill count" at a failed start): library
+// text on cshell's stderr, about what cshell already says in its own
+// words (the start's error, doctor's cause and fix). Nothing of it is
+// shown.
+func init() { logrus.SetOutput(io.Discard) }
 
 // specconvMu serializes specconv.CreateLibcontainerConfig (see Start).
 var specconvMu sync.Mutex
