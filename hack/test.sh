@@ -5,7 +5,8 @@
 # bundles of cshell spec; Node.js and npm when
 # missing), the npm MCP SDK client of the serve tests (npm ci, from
 # cmd/cshell/testdata/mcpclient's lock file), a Debian 13 root with
-# apparmor_parser (debootstrap, kept in /var/tmp/cshell-lab between runs),
+# apparmor_parser and a Debian 12 root for the real-engine tests
+# (debootstrap, kept in /var/tmp/cshell-lab between runs),
 # creates the unprivileged user cshelltest when missing, then runs: gofmt, go vet for linux, darwin
 # and windows, cross-builds, unit tests with -race, and the end-to-end
 # tests twice: as root, and as cshelltest (rootless).
@@ -28,7 +29,7 @@ step() { printf '\n=== %s\n' "$*"; }
 
 step "host set-up"
 need=()
-for pkg in procps python3 util-linux passwd gcc curl iproute2 runc crun bubblewrap debootstrap containerd; do
+for pkg in procps python3 util-linux passwd gcc curl iproute2 runc crun bubblewrap debootstrap containerd docker.io; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 # Node.js and npm run the npm MCP SDK client of the serve tests; this
@@ -167,19 +168,27 @@ cp -r docs "$work/docs-src"
 chmod -R a+rX "$work/docs-src"
 export CSHELL_DOCS_DIR="$work/docs-src"
 
-# The AppArmor profile doctor prints is compiled by Debian 13's parser
-# (AppArmor 4, whose userns rule Debian 12's parser lacks), in a
-# debootstrap root kept between runs.
-APPARMOR_ROOT=/var/tmp/cshell-lab/trixie-apparmor
-if ! [ -x "$APPARMOR_ROOT/usr/sbin/apparmor_parser" ]; then
-	step "a Debian 13 root with apparmor_parser (kept in $APPARMOR_ROOT)"
-	mkdir -p "$(dirname "$APPARMOR_ROOT")"
-	rm -rf --one-file-system "$APPARMOR_ROOT.tmp"
-	debootstrap --variant=minbase --include=apparmor trixie "$APPARMOR_ROOT.tmp" >"$work/debootstrap.log" 2>&1 ||
-		{ tail -20 "$work/debootstrap.log" >&2; echo "hack/test.sh: debootstrap of Debian 13 failed" >&2; exit 1; }
-	mv "$APPARMOR_ROOT.tmp" "$APPARMOR_ROOT"
-fi
-export CSHELL_APPARMOR_ROOT=$APPARMOR_ROOT
+# Debootstrap roots the tests use, kept in /var/tmp/cshell-lab between runs:
+# Debian 13 with apparmor_parser (AppArmor 4, whose userns rule Debian 12's
+# parser lacks) compiles the profile doctor prints; Debian 12 minbase with
+# curl and python3 is the image of the real-engine tests (docker import).
+# lab_root NAME SUITE PACKAGES: sets LAB to the root, made when missing.
+lab_root() {
+	LAB=/var/tmp/cshell-lab/$1
+	[ -e "$LAB/.cshell-lab-done" ] && return 0
+	step "a $2 root with $3 (debootstrap, kept in $LAB)"
+	mkdir -p /var/tmp/cshell-lab
+	rm -rf --one-file-system "$LAB" "$LAB.tmp"
+	debootstrap --variant=minbase --include="$3" "$2" "$LAB.tmp" >"$work/debootstrap-$1.log" 2>&1 ||
+		{ tail -20 "$work/debootstrap-$1.log" >&2; echo "hack/test.sh: debootstrap of $2 failed" >&2; exit 1; }
+	chroot "$LAB.tmp" apt-get clean
+	touch "$LAB.tmp/.cshell-lab-done"
+	mv "$LAB.tmp" "$LAB"
+}
+lab_root trixie-apparmor trixie apparmor
+export CSHELL_APPARMOR_ROOT=$LAB
+lab_root bookworm-min bookworm curl,python3-minimal
+export CSHELL_LAB_BOOKWORM=$LAB
 
 step "end-to-end tests as root (cshell built with -race)"
 go build -race -o "$work/cshell-race" ./cmd/cshell

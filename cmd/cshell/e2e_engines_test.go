@@ -1,0 +1,148 @@
+//go:build e2e
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Real engines on this machine: Debian's Docker (20.10) on a daemon of the
+// test's own (its socket, data root and exec root in a temporary
+// directory; no bridge, no iptables; default ulimits lowered, since root
+// here cannot raise them), with an image the test imports from the
+// debootstrap root hack/test.sh keeps (CSHELL_LAB_BOOKWORM). Containers
+// get --network none.
+
+// privateDockerd starts dockerd and returns the docker command that
+// talks to it; the daemon, its images and its folders go when the test
+// ends.
+func privateDockerd(t *testing.T) func(args ...string) (string, error) {
+	t.Helper()
+	for _, bin := range []string{"dockerd", "/usr/bin/docker"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Fatalf("%s is needed (hack/test.sh installs docker.io): %v", bin, err)
+		}
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "cshell-e2e-docker-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "docker.sock")
+	logf, err := os.Create(filepath.Join(dir, "dockerd.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("dockerd", "--host", "unix://"+sock, "--data-root", filepath.Join(dir, "data"),
+		"--exec-root", filepath.Join(dir, "exec"), "--pidfile", filepath.Join(dir, "dockerd.pid"),
+		"--bridge=none", "--iptables=false", "--ip-masq=false", "--default-ulimit", "nofile=1024:1024")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	docker := func(args ...string) (string, error) {
+		c := exec.Command("/usr/bin/docker", append([]string{"-H", "unix://" + sock}, args...)...)
+		var out bytes.Buffer
+		c.Stdout, c.Stderr = &out, &out
+		err := c.Run()
+		return out.String(), err
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		logf.Close()
+		if err := exec.Command("rm", "-rf", "--one-file-system", dir).Run(); err != nil {
+			t.Errorf("remove the daemon's folder %s: %v", dir, err)
+		}
+	})
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		out, err := docker("version", "--format", "{{.Server.Version}}")
+		if err == nil {
+			t.Logf("dockerd %s on %s", strings.TrimSpace(out), sock)
+			break
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(filepath.Join(dir, "dockerd.log"))
+			t.Fatalf("dockerd did not answer: %v %s\n%s", err, out, b)
+		}
+	}
+	return docker
+}
+
+// labImage imports the debootstrap root into the daemon as an image.
+func labImage(t *testing.T, docker func(...string) (string, error)) string {
+	t.Helper()
+	root := os.Getenv("CSHELL_LAB_BOOKWORM")
+	if root == "" {
+		t.Skip("CSHELL_LAB_BOOKWORM is not set: hack/test.sh makes a Debian 12 root for the engine tests and sets it")
+	}
+	image := fmt.Sprintf("cshell-e2e:%d", os.Getpid())
+	tarball := filepath.Join(t.TempDir(), "root.tar")
+	if out, err := exec.Command("tar", "-C", root, "-cf", tarball, ".").CombinedOutput(); err != nil {
+		t.Fatalf("tar the root: %v %s", err, out)
+	}
+	if out, err := docker("import", tarball, image); err != nil {
+		t.Fatalf("docker import: %v %s", err, out)
+	}
+	return image
+}
+
+func TestRealDocker(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("dockerd runs as root (rootless Docker is not Debian 12's): the root run tests it")
+	}
+	docker := privateDockerd(t)
+	image := labImage(t, docker)
+	wd := t.TempDir()
+	if err := os.Chmod(wd, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	documented := []string{"--security-opt", "seccomp=unconfined", "--security-opt", "systempaths=unconfined", "--security-opt", "apparmor=unconfined"}
+	runIn := func(opts []string, script string) (string, error) {
+		args := append([]string{"run", "--rm", "--network", "none", "-v", cshellBin + ":/usr/local/bin/cshell:ro", "-v", wd + ":/work", "-w", "/work"}, opts...)
+		return docker(append(args, image, "sh", "-c", script)...)
+	}
+	// The documented settings, as root and as a uid with no home.
+	devServer := `cshell run -d --expose 8000 --ready -- python3 -m http.server 8000 --bind 127.0.0.1 >/dev/null &&
+		curl -fsS -o /dev/null -w 'status %{http_code}\n' http://127.0.0.1:8000/ && cshell kill --grace 1 all >/dev/null`
+	for _, user := range []string{"root", "1000"} {
+		opts := append([]string{"--user", user}, documented...)
+		out, err := runIn(opts, `cshell run -- sh -c 'echo inside $(id -u)' && `+devServer)
+		if err != nil || !strings.Contains(out, "inside 0\n") || !strings.Contains(out, "status 200\n") {
+			t.Errorf("docker run --user %s with the documented settings: %v\n%s", user, err, out)
+		}
+	}
+	// Each documented setting left out: doctor's cause and fix, in one
+	// sentence, and no library text.
+	for _, tc := range []struct {
+		name string
+		opts []string
+		want string
+	}{
+		{"the default seccomp profile", []string{"--security-opt", "apparmor=unconfined"}, "a Docker container's default seccomp profile refuses new user namespaces"},
+		{"masked /proc", []string{"--security-opt", "seccomp=unconfined"}, "paths inside /proc are masked"},
+	} {
+		out, err := runIn(tc.opts, "cshell run -- true")
+		if err == nil || !strings.Contains(out, tc.want) || !strings.Contains(out, "docs/containers.md has the settings") || strings.Contains(out, "level=") {
+			t.Errorf("%s: %v\n%s", tc.name, err, out)
+		}
+	}
+	if out, err := docker("rmi", image); err != nil {
+		t.Errorf("docker rmi: %v %s", err, out)
+	}
+}
