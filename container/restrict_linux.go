@@ -40,12 +40,13 @@ type probes struct {
 	unshare   int // clone(CLONE_NEWUSER), no id map
 	uidMap    int // the same with the uid_map and gid_map writes
 	mountProc int // a fresh /proc mounted in new user, mount and PID namespaces
+	hostname  int // sethostname in new user and UTS namespaces (a container start names its host)
 }
 
 // runProbes tries each step in a child of its own, so that the first
 // failing one names the cause.
 func runProbes() probes {
-	p := probes{unshare: -1, uidMap: -1, mountProc: -1}
+	p := probes{unshare: -1, uidMap: -1, mountProc: -1, hostname: -1}
 	try := func(flags uintptr, mapped bool, args ...string) int {
 		// This very binary, even when its file was replaced or removed
 		// since it started (an upgrade under a running supervisor).
@@ -74,7 +75,10 @@ func runProbes() probes {
 	if p.uidMap = try(unix.CLONE_NEWUSER, true, probeArg, "none"); p.uidMap != 0 {
 		return p
 	}
-	p.mountProc = try(unix.CLONE_NEWUSER|unix.CLONE_NEWNS|unix.CLONE_NEWPID, true, probeArg, "proc")
+	if p.mountProc = try(unix.CLONE_NEWUSER|unix.CLONE_NEWNS|unix.CLONE_NEWPID, true, probeArg, "proc"); p.mountProc != 0 {
+		return p
+	}
+	p.hostname = try(unix.CLONE_NEWUSER|unix.CLONE_NEWUTS, true, probeArg, "hostname")
 	return p
 }
 
@@ -82,9 +86,15 @@ func runProbes() probes {
 const probeArg = "__probe"
 
 // probeChild runs in the new namespaces: "proc" mounts a fresh /proc over
-// the old one in its own mount namespace, as a container start does. It
-// exits with the errno of what failed.
+// the old one in its own mount namespace, as a container start does;
+// "hostname" names the host of its own UTS namespace. It exits with the
+// errno of what failed.
 func probeChild(what string) {
+	if what == "hostname" {
+		if err := unix.Sethostname([]byte("cshell")); err != nil {
+			os.Exit(errnoOf(err))
+		}
+	}
 	if what == "proc" {
 		if err := unix.Mount("", "/", "", unix.MS_PRIVATE|unix.MS_REC, ""); err != nil {
 			os.Exit(errnoOf(err))
@@ -246,6 +256,18 @@ func (h hostView) restrictions(p probes) []Restriction {
 			fix = "start the container with --security-opt systempaths=unconfined (Podman: --security-opt unmask=ALL; Kubernetes: securityContext.procMount: Unmasked with hostUsers: false); docs/containers.md has the settings"
 		}
 		add("masked-proc", cause, fix)
+	}
+	if denied(p.hostname) && h.seccompOn() && len(rs) == 0 {
+		// Podman's default profile lets user namespaces through, and
+		// refuses what a container start does in them without
+		// CAP_SYS_ADMIN, sethostname first.
+		cause := "a seccomp filter on cshell's own process (Seccomp: 2 in /proc/self/status) refuses sethostname, which a container start calls in its own UTS namespace"
+		fix := "run cshell without that filter, or with one that allows sethostname, mount, pivot_root and setns"
+		if where != "" {
+			cause = where + "'s default seccomp profile lets user namespaces through but refuses sethostname, which a container start calls in them"
+			fix = "start the container with --security-opt seccomp=unconfined (Kubernetes: securityContext.seccompProfile.type: Unconfined); docs/containers.md has the settings"
+		}
+		add("seccomp-sethostname", cause, fix)
 	}
 	if len(rs) == 0 && (p.unshare > 0 || p.uidMap > 0) {
 		step := "make a user namespace"

@@ -64,6 +64,9 @@ func TestRestrictions(t *testing.T) {
 		{"Docker's seccomp, no AppArmor", view(t, 0, nil, map[string]string{"/.dockerenv": "", "/proc/self/mountinfo": engineMounts,
 			"/proc/self/status": "Seccomp:\t2\n"}),
 			probes{unshare: int(unix.EPERM)}, "seccomp", []string{"a Docker container's default seccomp profile", "seccomp=unconfined", "seccompProfile"}},
+		{"Podman's default seccomp", view(t, 0, nil, map[string]string{"/run/.containerenv": "", "/proc/self/mountinfo": engineMounts,
+			"/proc/self/status": "Seccomp:\t2\n"}),
+			probes{hostname: int(unix.EPERM)}, "seccomp-sethostname", []string{"a Podman container's default seccomp profile", "refuses sethostname", "seccomp=unconfined"}},
 		{"a pod with masked /proc", view(t, 1000, map[string]string{"KUBERNETES_SERVICE_HOST": "10.0.0.1"}, map[string]string{"/proc/self/mountinfo": engineMounts,
 			"/proc/self/status": "Seccomp:\t0\n"}),
 			probes{mountProc: int(unix.EPERM)}, "masked-proc", []string{"masked", "procMount: Unmasked", "systempaths=unconfined"}},
@@ -95,7 +98,7 @@ func TestRestrictions(t *testing.T) {
 // The probes on this machine, which allows everything a shell needs.
 func TestProbesHere(t *testing.T) {
 	p := runProbes()
-	if p.unshare != 0 || p.uidMap != 0 || p.mountProc != 0 {
+	if p.unshare != 0 || p.uidMap != 0 || p.mountProc != 0 || p.hostname != 0 {
 		t.Fatalf("probes on this machine: %+v, want all 0", p)
 	}
 	if rs := Restrictions(); len(rs) != 0 {
