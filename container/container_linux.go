@@ -537,6 +537,13 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 		for _, b := range policy {
 			writable = writable || b.writable && underOrSame(f.dest, b.path)
 		}
+		if _, err := os.Lstat(f.dest); errors.Is(err, os.ErrNotExist) {
+			// None to cover (a container of an engine's --network none, a
+			// minimal root), and none can be made in the read-only host:
+			// resolver libraries then ask 127.0.0.1, where nothing answers,
+			// and the proxy still resolves names on this side.
+			continue
+		}
 		if s.Resolver && !writable {
 			// Over the host's file, or where its link leads (inside the
 			// container: /run is its own tmpfs); last, over the /etc bind.
