@@ -29,7 +29,7 @@ step() { printf '\n=== %s\n' "$*"; }
 
 step "host set-up"
 need=()
-for pkg in procps python3 util-linux passwd gcc curl iproute2 runc crun bubblewrap debootstrap containerd docker.io; do
+for pkg in procps python3 util-linux passwd gcc curl iproute2 runc crun bubblewrap debootstrap containerd docker.io podman; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 # Node.js and npm run the npm MCP SDK client of the serve tests; this
@@ -187,7 +187,7 @@ lab_root() {
 }
 lab_root trixie-apparmor trixie apparmor
 export CSHELL_APPARMOR_ROOT=$LAB
-lab_root bookworm-min bookworm curl,python3-minimal
+lab_root bookworm-min bookworm curl,python3
 export CSHELL_LAB_BOOKWORM=$LAB
 
 step "end-to-end tests as root (cshell built with -race)"

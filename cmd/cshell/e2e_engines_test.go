@@ -146,3 +146,65 @@ func TestRealDocker(t *testing.T) {
 		t.Errorf("docker rmi: %v %s", err, out)
 	}
 }
+
+// TestRealPodman runs cshell in Debian's Podman (4.3) as root, on storage
+// of the test's own, with runc (crun refuses this hybrid cgroup host),
+// cgroupfs, the debootstrap root as the container's (--rootfs), default
+// ulimits lowered (root here cannot raise them) and --network none.
+func TestRealPodman(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the test runs root Podman (rootless Podman needs subordinate ids the test user has not): the root run tests it")
+	}
+	if _, err := exec.LookPath("podman"); err != nil {
+		t.Fatalf("podman is needed (hack/test.sh installs it): %v", err)
+	}
+	root := os.Getenv("CSHELL_LAB_BOOKWORM")
+	if root == "" {
+		t.Skip("CSHELL_LAB_BOOKWORM is not set: hack/test.sh makes a Debian 12 root for the engine tests and sets it")
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "cshell-e2e-podman-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := exec.Command("rm", "-rf", "--one-file-system", dir).Run(); err != nil {
+			t.Errorf("remove podman's folder %s: %v", dir, err)
+		}
+	})
+	wd := t.TempDir()
+	if err := os.Chmod(wd, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	runIn := func(opts []string, script string) (string, error) {
+		args := []string{"--root", filepath.Join(dir, "root"), "--runroot", filepath.Join(dir, "runroot"), "--runtime", "runc",
+			"--cgroup-manager", "cgroupfs", "--events-backend", "file", "run", "--rm", "--network", "none",
+			"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
+			"-v", cshellBin + ":/usr/local/bin/cshell:ro", "-v", wd + ":/work", "-w", "/work"}
+		// :O: an overlay over the root, which stays as debootstrap left it
+		args = append(append(args, opts...), "--rootfs", root+":O", "sh", "-c", script)
+		out, err := exec.Command("podman", args...).CombinedOutput()
+		return string(out), err
+	}
+	documented := []string{"--security-opt", "unmask=ALL", "--security-opt", "seccomp=unconfined"}
+	devServer := `cshell run -d --expose 8000 --ready -- python3 -m http.server 8000 --bind 127.0.0.1 >/dev/null &&
+		curl -fsS -o /dev/null -w 'status %{http_code}\n' http://127.0.0.1:8000/ && cshell kill --grace 1 all >/dev/null`
+	for _, user := range []string{"root", "1000"} {
+		out, err := runIn(append([]string{"--user", user}, documented...), `cshell run -- sh -c 'echo inside $(id -u)' && `+devServer)
+		if err != nil || !strings.Contains(out, "inside 0\n") || !strings.Contains(out, "status 200\n") {
+			t.Errorf("podman run --user %s with the documented settings: %v\n%s", user, err, out)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		opts []string
+		want string
+	}{
+		{"the default seccomp profile", []string{"--security-opt", "unmask=ALL"}, "a Podman container's default seccomp profile lets user namespaces through but refuses sethostname"},
+		{"masked /proc", []string{"--security-opt", "seccomp=unconfined"}, "paths inside /proc are masked"},
+	} {
+		out, err := runIn(tc.opts, "cshell run -- true")
+		if err == nil || !strings.Contains(out, tc.want) || !strings.Contains(out, "docs/containers.md has the settings") || strings.Contains(out, "level=") {
+			t.Errorf("%s: %v\n%s", tc.name, err, out)
+		}
+	}
+}
