@@ -27,20 +27,28 @@ func Line(s string) string {
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case bidi(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
+		i += writeVisible(&b, s, i)
 	}
 	return b.String()
+}
+
+// writeVisible writes the character at s[i:] as it may be shown: a byte
+// that is not UTF-8 and a control character (C0, DEL, C1) as \xNN, a
+// bidirectional control as \uNNNN, anything else as it is. It returns
+// the bytes it read.
+func writeVisible(b *strings.Builder, s string, i int) int {
+	r, n := utf8.DecodeRuneInString(s[i:])
+	switch {
+	case r == utf8.RuneError && n <= 1:
+		fmt.Fprintf(b, `\x%02x`, s[i])
+	case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+		fmt.Fprintf(b, `\x%02x`, r)
+	case bidi(r):
+		fmt.Fprintf(b, `\u%04x`, r)
+	default:
+		b.WriteString(s[i : i+n])
+	}
+	return n
 }
 
 // bidi reports whether r changes the direction text is shown in (the
@@ -100,22 +108,8 @@ func Output(s string, keepColor bool) string {
 		case c < 0x80:
 			b.WriteByte(c)
 			i++
-		default:
-			r, n := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && n <= 1 {
-				fmt.Fprintf(&b, `\x%02x`, c)
-				i++
-				continue
-			}
-			switch {
-			case r < 0xa0: // C1 controls
-				fmt.Fprintf(&b, `\x%02x`, r)
-			case bidi(r):
-				fmt.Fprintf(&b, `\u%04x`, r)
-			default:
-				b.WriteString(s[i : i+n])
-			}
-			i += n
+		default: // not ASCII: as Line shows it
+			i += writeVisible(&b, s, i)
 		}
 	}
 	return b.String()
