@@ -218,16 +218,23 @@ func TestNextIDFromTheCounter(t *testing.T) {
 		}
 		return id
 	}
-	for counter, want := range map[string]string{"garbage": "1", "41\n": "41", "0": "1", "-3": "1", "999999999": "1"} {
-		if err := m.dir.WriteFile(nextIDName, []byte(counter), 0o600); err != nil {
+	// A slice, not a map: each case checks the counter its id left behind.
+	for _, c := range []struct{ counter, id, after string }{
+		{"garbage", "1", "2\n"},
+		{"41\n", "41", "42\n"},
+		{"0", "1", "2\n"},
+		{"-3", "1", "2\n"},
+		{"999999999", "1", "2\n"},
+	} {
+		if err := m.dir.WriteFile(nextIDName, []byte(c.counter), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if got := next(); got != want {
-			t.Errorf("counter %q: id %s, want %s", counter, got, want)
+		if got := next(); got != c.id {
+			t.Errorf("counter %q: id %s, want %s", c.counter, got, c.id)
 		}
-	}
-	if b, _ := m.dir.ReadFile(nextIDName, 64); string(b) != "2\n" {
-		t.Errorf("the counter after id 1: %q", b)
+		if b, _ := m.dir.ReadFile(nextIDName, 64); string(b) != c.after {
+			t.Errorf("counter %q: left %q, want %q", c.counter, b, c.after)
+		}
 	}
 }
 
