@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fakeTool makes an executable named name in a folder of its own, for
@@ -200,5 +201,62 @@ func TestRoot(t *testing.T) {
 	t.Setenv("CSHELL_CACHE_DIR", "/c")
 	if got := Root("/home/u"); got != "/c" {
 		t.Errorf("Root with CSHELL_CACHE_DIR = %q", got)
+	}
+}
+
+// TestMaybePrune: a shell's end brings the caches within the cap by
+// removing the least recently used project first, and looks again only
+// after pruneEvery.
+func TestMaybePrune(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "cshell")
+	s, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	home := t.TempDir()
+	fill := func(workdir string, used time.Time) {
+		t.Helper()
+		p, err := s.Use(workdir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := p.Binds(home, nil)[0].Source
+		if err := os.WriteFile(filepath.Join(src, "data"), make([]byte, 256<<10), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p.Close()
+		rel := filepath.Join(root, projects, Key(workdir), usedFile)
+		if err := os.Chtimes(rel, used, used); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old, recent, later := t.TempDir(), t.TempDir(), t.TempDir()
+	now := time.Now()
+	fill(old, now.Add(-2*time.Hour))
+	fill(recent, now.Add(-time.Hour))
+
+	s.MaybePrune(0) // no cap: nothing happens, nothing is recorded
+	if list, _ := s.List(false); len(list) != 2 {
+		t.Fatalf("MaybePrune without a cap removed: %v", list)
+	}
+	s.MaybePrune(384 << 10)
+	list, _ := s.List(false)
+	if len(list) != 1 || list[0].Workdir != recent {
+		t.Fatalf("after MaybePrune: %+v, want only the recent project", list)
+	}
+	// Within pruneEvery it does not look again.
+	fill(later, now)
+	s.MaybePrune(384 << 10)
+	if list, _ := s.List(false); len(list) != 2 {
+		t.Errorf("MaybePrune looked again within %v: %+v", pruneEvery, list)
+	}
+	past := now.Add(-pruneEvery - time.Minute)
+	if err := os.Chtimes(filepath.Join(root, prunedFile), past, past); err != nil {
+		t.Fatal(err)
+	}
+	s.MaybePrune(384 << 10)
+	if list, _ := s.List(false); len(list) != 1 || list[0].Workdir != later {
+		t.Errorf("after pruneEvery: %+v, want only the latest project", list)
 	}
 }

@@ -149,9 +149,11 @@ func New(r Request, f Facts) (*Plan, error) {
 		if cfg.Shells.MaxConcurrent != nil {
 			p.limitFrom.where = "set by the configuration"
 		}
-		if p.cache != nil {
-			p.Caches = &Caches{Root: p.cache.Root(), MaxBytes: cfg.CacheMaxBytes()}
-		}
+	}
+	// Every shell that writes into the caches keeps them within the cap
+	// when it ends: foreground, background and MCP calls alike.
+	if p.cache != nil && p.Purpose != Bundle {
+		p.Caches = &Caches{Root: p.cache.Root(), MaxBytes: cfg.CacheMaxBytes()}
 	}
 	if p.Purpose == Bundle {
 		if err := p.bundle(r, cfg); err != nil {

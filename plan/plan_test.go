@@ -304,17 +304,21 @@ func TestPlanCaches(t *testing.T) {
 		store, err = cache.Open(filepath.Join(filepath.Dir(home), "store"))
 		return store, err
 	}
-	r.Purpose = Background
-	p := mustPlan(t, r, f)
-	if p.Caches == nil || p.Caches.Root == "" || p.CacheLock() == nil {
-		t.Fatalf("caches %+v", p.Caches)
-	}
-	if !slices.Contains(p.FS.Hide, store.Path()) {
-		t.Errorf("the store %s is not hidden: %q", store.Path(), p.FS.Hide)
-	}
-	p.Release()
-	if p.CacheLock() != nil {
-		t.Error("Release kept the caches' lock")
+	// Foreground and background shells alike keep the caches within the
+	// cap when they end, so both carry the store's root and cap.
+	for _, purpose := range []Purpose{Foreground, Background} {
+		r.Purpose = purpose
+		p := mustPlan(t, r, f)
+		if p.Caches == nil || p.Caches.Root == "" || p.CacheLock() == nil {
+			t.Fatalf("%s: caches %+v", purpose, p.Caches)
+		}
+		if !slices.Contains(p.FS.Hide, store.Path()) {
+			t.Errorf("%s: the store %s is not hidden: %q", purpose, store.Path(), p.FS.Hide)
+		}
+		p.Release()
+		if p.CacheLock() != nil {
+			t.Errorf("%s: Release kept the caches' lock", purpose)
+		}
 	}
 	f.OpenCaches = func(string) (*cache.Store, error) { return nil, errors.New("no room") }
 	if p := mustPlan(t, r, f); p.Caches != nil || len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "no caches for this shell: no room") {
