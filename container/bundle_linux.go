@@ -154,7 +154,7 @@ var (
 	// families below 3 (AF_UNSPEC, AF_UNIX, AF_INET).
 	socketFamilies = []uint64{7, 8, 9, 10, 13, 14, 15, 16, 17, 18, 21, 22, 24, 26, 27, 28, 29, 30, 31, 32, 33, 35, 36, 39, 41, 42, 43, 44, 45}
 	// personas may be asked of personality (personas).
-	personas = []uint64{0x0, 0x8, 0x20000, 0x20008, 0xffffffff}
+	personas = []uint64{0x0, 0x8, 0x20000, 0x20008, 0x40000, 0x40008, 0xffffffff}
 )
 
 //go:embed seccomp_allow_linux.h

@@ -53,16 +53,28 @@ func TestFilterListsMatchTheProgram(t *testing.T) {
 	sameSet(t, "denied", calls(piece(t, src, "denied"), "DENY"), append(slices.Clone(deniedCalls), x86Calls...))
 	sameSet(t, "mounts", calls(piece(t, src, "mounts"), "DENY"), mountCalls)
 	sameSet(t, "no_xattr", calls(piece(t, src, "no_xattr"), "DENY"), xattrCalls)
+	sameSet(t, "no_xattr_told", calls(piece(t, src, "no_xattr_told"), "ASK_NR"), xattrCalls)
 	sameSet(t, "xattr", calls(piece(t, src, "xattr"), "ALLOW_NR"), xattrCalls)
 	var modes []string
 	for _, c := range modeCalls {
 		modes = append(modes, c.Name)
 	}
-	sameSet(t, "modes", calls(piece(t, src, "modes"), "CREATES", "MODE"), modes)
+	// The mode rules are one macro, MODES(v), put in twice: refusing at
+	// once, and handing over to be refused and told.
+	for _, want := range []string{"modes[] = { MODES(REFUSE) };", "modes_told[] = { MODES(ASK) };"} {
+		if !strings.Contains(src, want) {
+			t.Errorf("the C program has no %s", want)
+		}
+	}
+	start, end := strings.Index(src, "// CREATES(nr, f, m, v)"), strings.Index(src, "static const struct sock_filter modes[]")
+	if start < 0 || end < start {
+		t.Fatal("no MODES macro in seccomp_linux.c")
+	}
+	sameSet(t, "modes", calls(src[start:end], "CREATES", "MODE"), modes)
 	for _, c := range modeCalls {
-		want := "MODE(__NR_" + c.Name + ", " + strconv.Itoa(int(c.Mode)) + ")"
+		want := "MODE(__NR_" + c.Name + ", " + strconv.Itoa(int(c.Mode)) + ", v)"
 		if c.Flags != 0 {
-			want = "CREATES(__NR_" + c.Name + ", " + strconv.Itoa(int(c.Flags)) + ", " + strconv.Itoa(int(c.Mode)) + ")"
+			want = "CREATES(__NR_" + c.Name + ", " + strconv.Itoa(int(c.Flags)) + ", " + strconv.Itoa(int(c.Mode)) + ", v)"
 		}
 		if !strings.Contains(src, want) {
 			t.Errorf("the C program has no %s", want)
@@ -138,8 +150,12 @@ func TestAllowlistIsDockers(t *testing.T) {
 	if !slices.Equal(families, socketFamilies) {
 		t.Errorf("socket families: Docker's %v, cshell's %v", families, socketFamilies)
 	}
-	if !slices.Equal(persona, personas) {
-		t.Errorf("personas: Docker's %v, cshell's %v", persona, personas)
+	// Beyond Docker's personas: ADDR_NO_RANDOMIZE, alone and with
+	// PER_LINUX32 (gdb, setarch -R).
+	persona = append(persona, 0x40000, 0x40008)
+	slices.Sort(persona)
+	if mine := slices.Sorted(slices.Values(personas)); !slices.Equal(persona, mine) {
+		t.Errorf("personas: Docker's and ADDR_NO_RANDOMIZE %v, cshell's %v", persona, mine)
 	}
 	// Every call the program rules is one Docker knows, or one it
 	// refuses without capabilities as cshell does.

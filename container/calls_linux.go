@@ -32,6 +32,22 @@ type Calls struct {
 	// the caller's /proc entries still lead where it looks. It runs on
 	// the listener's thread: it must be quick for the common case.
 	Open func(o OpenCall)
+	// Refused hears of a call refused for what it would leave on the
+	// host (a setuid or setgid mode; an extended attribute where a file
+	// capability would count); the call fails with EPERM either way.
+	Refused func(r RefusedCall)
+}
+
+// RefusedCall is a call refused because what it makes would count on the
+// host: a mode with the setuid or setgid bit, or an extended attribute.
+type RefusedCall struct {
+	Pid  int
+	Call string // chmod, openat, setxattr…
+	// Path as the caller gave it (relative to its directory unless
+	// absolute), "fd N" for a call on a descriptor, "" if unreadable.
+	Path  string
+	Mode  uint32 // the mode asked for; 0 for an extended attribute
+	Xattr bool
 }
 
 // OpenCall is an open with write intent (O_WRONLY, O_RDWR, O_CREAT,
@@ -139,6 +155,16 @@ func ServeCalls(listener *os.File, c Calls, stop <-chan struct{}) {
 				continue // taken back: the caller was killed meanwhile
 			}
 			return
+		}
+		// A setuid or setgid mode, or an extended attribute where none
+		// may be set: refused, and told. Before the opens: an open
+		// that creates with such a mode must never go on.
+		if r, ok := refusedCall(n); ok {
+			send(fd, notifResp{id: n.id, error: -int32(unix.EPERM)})
+			if c.Refused != nil {
+				c.Refused(r)
+			}
+			continue
 		}
 		// An open is judged for telling, then goes on as asked.
 		if pathArg, flagsArg, ok := openArgs(int(n.nr)); ok {
@@ -317,9 +343,24 @@ func readOpen(n notif, pathArg, flagsArg int) (OpenCall, bool) {
 	if flagsArg >= 0 {
 		o.Flags = int(n.args[flagsArg])
 	}
-	ptr := uintptr(n.args[pathArg])
-	if ptr == 0 {
+	var ok bool
+	if o.Path, ok = readPath(pid, uintptr(n.args[pathArg])); !ok {
 		return o, false
+	}
+	o.Dir = "/proc/" + strconv.Itoa(pid) + "/cwd"
+	if pathArg == 1 { // openat: relative to its directory descriptor
+		if dirfd := int32(n.args[0]); dirfd != unix.AT_FDCWD {
+			o.Dir = "/proc/" + strconv.Itoa(pid) + "/fd/" + strconv.Itoa(int(dirfd))
+		}
+	}
+	return o, true
+}
+
+// readPath reads a path from process pid's memory at ptr: at most
+// PATH_MAX bytes, up to its NUL; false for an empty or unreadable one.
+func readPath(pid int, ptr uintptr) (string, bool) {
+	if ptr == 0 {
+		return "", false
 	}
 	var buf [unix.PathMax]byte
 	got := 0
@@ -330,24 +371,53 @@ func readOpen(n notif, pathArg, flagsArg int) (OpenCall, bool) {
 		k, err := unix.ProcessVMReadv(pid, []unix.Iovec{{Base: &buf[got], Len: uint64(chunk)}},
 			[]unix.RemoteIovec{{Base: ptr + uintptr(got), Len: chunk}}, 0)
 		if err != nil || k <= 0 {
-			return o, false
+			return "", false
 		}
 		if i := indexZero(buf[got : got+k]); i >= 0 {
-			o.Path = string(buf[:got+i])
-			break
+			return string(buf[:got+i]), got+i > 0
 		}
 		got += k
 	}
-	if o.Path == "" {
-		return o, false
-	}
-	o.Dir = "/proc/" + strconv.Itoa(pid) + "/cwd"
-	if pathArg == 1 { // openat: relative to its directory descriptor
-		if dirfd := int32(n.args[0]); dirfd != unix.AT_FDCWD {
-			o.Dir = "/proc/" + strconv.Itoa(pid) + "/fd/" + strconv.Itoa(int(dirfd))
+	return "", false
+}
+
+// setID is the mode bits no file made or changed in a shell may have.
+const setID = unix.S_ISUID | unix.S_ISGID
+
+// createBits are the open flags with which an open creates (O_CREAT,
+// __O_TMPFILE): only then does its mode count.
+const createBits = unix.O_CREAT | unix.O_TMPFILE&^unix.O_DIRECTORY
+
+// refusedCall reports whether the call handed over is one the filter
+// hands over only to be refused (seccomp_linux.c, modes_told and
+// no_xattr_told): a setuid or setgid mode, or an extended attribute in a
+// shell that may not set one. It judges from the registers the kernel
+// copied, as the filter did (their low 32 bits), never from memory.
+func refusedCall(n notif) (RefusedCall, bool) {
+	pid := int(n.pid)
+	if call, pathArg, flagsArg, modeArg, ok := modeArgs(int(n.nr)); ok {
+		mode := uint32(n.args[modeArg])
+		if mode&setID == 0 || flagsArg >= 0 && uint32(n.args[flagsArg])&createBits == 0 {
+			return RefusedCall{}, false
 		}
+		r := RefusedCall{Pid: pid, Call: call, Mode: mode & 0o7777}
+		r.Path = callPath(n, pathArg)
+		return r, true
 	}
-	return o, true
+	if call, pathArg, ok := xattrArgs(int(n.nr)); ok {
+		return RefusedCall{Pid: pid, Call: call, Xattr: true, Path: callPath(n, pathArg)}, true
+	}
+	return RefusedCall{}, false
+}
+
+// callPath is the path a call names, as the caller gave it, or for a
+// descriptor (pathArg -1) "fd N"; "" when it cannot be read.
+func callPath(n notif, pathArg int) string {
+	if pathArg < 0 {
+		return "fd " + strconv.Itoa(int(int32(n.args[0])))
+	}
+	p, _ := readPath(int(n.pid), uintptr(n.args[pathArg]))
+	return p
 }
 
 func indexZero(b []byte) int {

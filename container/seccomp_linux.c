@@ -127,44 +127,59 @@ static const struct sock_filter head[] = {
 // openat2 passes its mode in memory, where a filter cannot look: it gets
 // ENOSYS, and libc falls back to openat.
 #define SETID (S_ISUID | S_ISGID)
-// CREATES(nr, f, m): call nr creating (flags in argument f) with mode m.
-#define CREATES(nr, f, m) \
+// CREATES(nr, f, m, v): call nr creating (flags in argument f) with mode
+// m gets the return value v for a setuid or setgid mode.
+#define CREATES(nr, f, m, v) \
 	IS(nr, 6), ARG(f), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_CREAT | TMPFILE_BIT, 0, 3), \
-	ARG(m), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, SETID, 0, 1), FAIL(EPERM), ALLOW
-// MODE(nr, m): call nr setting the mode in argument m.
-#define MODE(nr, m) \
-	IS(nr, 4), ARG(m), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, SETID, 0, 1), FAIL(EPERM), ALLOW
-static const struct sock_filter modes[] = {
-	CREATES(__NR_openat, 2, 3), // the hot one first: it runs the program at every open
+	ARG(m), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, SETID, 0, 1), RET(v), ALLOW
+// MODE(nr, m, v): call nr setting the mode in argument m.
+#define MODE(nr, m, v) \
+	IS(nr, 4), ARG(m), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, SETID, 0, 1), RET(v), ALLOW
+// MODES(v): the rules, with return value v for a setuid or setgid mode:
+// REFUSE (EPERM at once), or ASK where cshell holds the filter's listener:
+// handed over to be refused there and told (container/calls_linux.go,
+// refusedCall), so that the shell's output names the refusal.
 #ifdef __NR_open
-	CREATES(__NR_open, 1, 2),
+#define OPEN_MODE(v) CREATES(__NR_open, 1, 2, v),
+#else
+#define OPEN_MODE(v)
 #endif
 #ifdef __NR_creat
-	MODE(__NR_creat, 1),
+#define CREAT_MODE(v) MODE(__NR_creat, 1, v),
+#else
+#define CREAT_MODE(v)
 #endif
 #ifdef __NR_chmod
-	MODE(__NR_chmod, 1),
+#define CHMOD_MODE(v) MODE(__NR_chmod, 1, v),
+#else
+#define CHMOD_MODE(v)
 #endif
-	MODE(__NR_fchmod, 1), MODE(__NR_fchmodat, 2), MODE(__NR_fchmodat2, 2),
 #ifdef __NR_mknod
-	MODE(__NR_mknod, 1),
+#define MKNOD_MODE(v) MODE(__NR_mknod, 1, v),
+#else
+#define MKNOD_MODE(v)
 #endif
-	MODE(__NR_mknodat, 2),
-	NOSYS(__NR_openat2),
-};
+#define MODES(v) \
+	CREATES(__NR_openat, 2, 3, v), /* the hot one first: it runs the program at every open */ \
+	OPEN_MODE(v) CREAT_MODE(v) CHMOD_MODE(v) \
+	MODE(__NR_fchmod, 1, v), MODE(__NR_fchmodat, 2, v), MODE(__NR_fchmodat2, 2, v), \
+	MKNOD_MODE(v) MODE(__NR_mknodat, 2, v), \
+	NOSYS(__NR_openat2)
+static const struct sock_filter modes[] = { MODES(REFUSE) };
+static const struct sock_filter modes_told[] = { MODES(ASK) };
 
 // Refused writes are told (a write to a read-only or hidden path shows in
 // the shell's output with the flag that would allow it): where cshell
 // holds the filter's listener (the egress's "G"), the opens with write
 // intent are handed over too. cshell lets each go on at once and judges
-// afterwards; the kernel alone decides the call.
+// afterwards; the kernel alone decides the call. One that creates with a
+// setuid or setgid mode is handed over to be refused, as in modes_told.
 #define WRITES (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | TMPFILE_BIT)
 #define CREATES_TOLD(nr, f, m) \
 	IS(nr, 9), ARG(f), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_CREAT | TMPFILE_BIT, 0, 3), \
-	ARG(m), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, SETID, 0, 1), FAIL(EPERM), \
+	ARG(m), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, SETID, 0, 1), RET(ASK), \
 	ARG(f), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, WRITES, 0, 1), RET(ASK), ALLOW
-#define MODE_TOLD(nr, m) \
-	IS(nr, 4), ARG(m), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, SETID, 0, 1), FAIL(EPERM), RET(ASK)
+#define MODE_TOLD(nr, m) IS(nr, 1), RET(ASK)
 static const struct sock_filter opens_told[] = {
 	CREATES_TOLD(__NR_openat, 2, 3),
 #ifdef __NR_open
@@ -216,15 +231,19 @@ static const struct sock_filter sockets[] = {
 	ALLOW, FAIL(EAFNOSUPPORT),
 };
 
-// personality: the personas Docker allows (Linux, with UNAME26 and
-// ADDR_NO_RANDOMIZE, and the query 0xffffffff); READ_IMPLIES_EXEC and the
-// rest get EPERM.
+// personality: the personas Docker allows (Linux, PER_LINUX32, UNAME26,
+// and the query 0xffffffff), and beyond Docker's list ADDR_NO_RANDOMIZE
+// alone or with PER_LINUX32 (gdb and `setarch -R` ask for it; it weakens
+// only the caller's own address layout); READ_IMPLIES_EXEC and the rest
+// get EPERM.
 static const struct sock_filter personas[] = {
-	IS(__NR_personality, 8), ARG(0),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x0, 4, 0),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x8, 3, 0),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x20000, 2, 0),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x20008, 1, 0),
+	IS(__NR_personality, 10), ARG(0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x0, 6, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x8, 5, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x20000, 4, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x20008, 3, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40000, 2, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40008, 1, 0),
 	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffff, 0, 1),
 	ALLOW, FAIL(EPERM),
 };
@@ -259,6 +278,12 @@ static const struct sock_filter ns_nested[] = {
 // extended attribute at all.
 static const struct sock_filter no_xattr[] = {
 	DENY(__NR_setxattr), DENY(__NR_lsetxattr), DENY(__NR_fsetxattr), DENY(__NR_setxattrat),
+};
+// The same, handed over to be refused and told where cshell holds the
+// listener.
+#define ASK_NR(nr) IS(nr, 1), RET(ASK)
+static const struct sock_filter no_xattr_told[] = {
+	ASK_NR(__NR_setxattr), ASK_NR(__NR_lsetxattr), ASK_NR(__NR_fsetxattr), ASK_NR(__NR_setxattrat),
 };
 static const struct sock_filter xattr[] = {
 	ALLOW_NR(__NR_setxattr), ALLOW_NR(__NR_lsetxattr), ALLOW_NR(__NR_fsetxattr), ALLOW_NR(__NR_setxattrat),
@@ -331,7 +356,7 @@ static const struct sock_filter allowed[] = {
 };
 
 _Static_assert(sizeof(sockets) / sizeof(sockets[0]) == 34, "the socket rule's jump counts assume 34 instructions");
-_Static_assert(sizeof(personas) / sizeof(personas[0]) == 9, "the personality rule's jump counts assume 9 instructions");
+_Static_assert(sizeof(personas) / sizeof(personas[0]) == 11, "the personality rule's jump counts assume 11 instructions");
 
 #define MAX_PROG 2048
 
@@ -352,7 +377,10 @@ static void build(int allow_userns, int egress_on, int quiet, int root, int tell
 	PUT(head);
 	if (egress_on && tell_writes)
 		PUT(opens_told); // before modes: the first rule for a call decides
-	PUT(modes);
+	if (egress_on)
+		PUT(modes_told);
+	else
+		PUT(modes);
 	if (egress_on)
 		PUT(egress);
 	else
@@ -365,7 +393,9 @@ static void build(int allow_userns, int egress_on, int quiet, int root, int tell
 		PUT(ns_quiet);
 	else
 		PUT(ns_ask);
-	if (allow_userns && root)
+	if (allow_userns && root && egress_on)
+		PUT(no_xattr_told);
+	else if (allow_userns && root)
 		PUT(no_xattr);
 	else
 		PUT(xattr);
@@ -375,7 +405,7 @@ static void build(int allow_userns, int egress_on, int quiet, int root, int tell
 	PUT(allowed);
 }
 
-_Static_assert(sizeof(head) + sizeof(opens_told) + sizeof(modes) + sizeof(egress) + sizeof(direct) + sizeof(sockets) + sizeof(personas) +
+_Static_assert(sizeof(head) + sizeof(opens_told) + sizeof(modes_told) + sizeof(egress) + sizeof(direct) + sizeof(sockets) + sizeof(personas) +
 		       sizeof(ns_nested) + sizeof(ns_ask) + sizeof(no_xattr) + sizeof(xattr) + sizeof(denied) + sizeof(mounts) +
 		       sizeof(allowed) <= MAX_PROG * sizeof(struct sock_filter),
 	       "the filter fits its buffer");

@@ -321,7 +321,7 @@ type Violation struct {
 	Time   time.Time `json:"time"`
 	Host   string    `json:"host"`
 	Port   int       `json:"port"`
-	Method string    `json:"method"` // CONNECT, GET…, SOCKS5, connect, UDP, DNS, unshare, clone, write, memory
+	Method string    `json:"method"` // CONNECT, GET…, SOCKS5, connect, UDP, DNS, unshare, clone, write, privilege, memory
 	Rule   string    `json:"rule"`
 	Hint   string    `json:"hint,omitempty"`
 	Allow  string    `json:"allow,omitempty"` // the pattern that would allow it, for a hint in the reader's words

@@ -283,7 +283,7 @@ func (s *Sandbox) serveCalls(ctx context.Context, eg *netrelay.Egress, listener 
 			},
 		}
 		if told != nil {
-			calls.Open = told.judge
+			calls.Open, calls.Refused = told.judge, told.refused
 		}
 		container.ServeCalls(listener, calls, done.Done())
 	}()

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -121,16 +122,45 @@ func (w *writes) judge(o container.OpenCall) {
 			return // writable: the write was not refused for its place
 		}
 	}
+	if w.first(name) {
+		w.record(WriteViolation(name, hidden))
+	}
+}
+
+// first reports whether key is told for the first time (of the last
+// maxToldWrites).
+func (w *writes) first(key string) bool {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.told == nil || len(w.told) >= maxToldWrites {
 		w.told = map[string]bool{}
 	}
-	seen := w.told[name]
-	w.told[name] = true
-	w.mu.Unlock()
-	if !seen {
-		w.record(WriteViolation(name, hidden))
+	seen := w.told[key]
+	w.told[key] = true
+	return !seen
+}
+
+// refused tells of a call the filter refused for what it would leave on
+// the host, once a call and path.
+func (w *writes) refused(r container.RefusedCall) {
+	if w.first(r.Call + "\x00" + r.Path) {
+		w.record(PrivilegeViolation(r))
 	}
+}
+
+// PrivilegeViolation is the record of a call refused because what it
+// makes would count on the host: a setuid or setgid mode, or an extended
+// attribute (a file capability) in a shell started by root with its own
+// user namespaces.
+func PrivilegeViolation(r container.RefusedCall) policy.Violation {
+	v := policy.Violation{Time: time.Now().UTC(), Method: "privilege"}
+	path := policy.Printable(cmp.Or(r.Path, "a path it could not read"), 1024)
+	if r.Xattr {
+		v.Rule = fmt.Sprintf("%s on %s: a shell started by root with --allow-userns sets no extended attribute (a file capability would count on the host)", r.Call, path)
+		return v
+	}
+	v.Rule = fmt.Sprintf("%s %04o on %s: no file in a shell gets a setuid or setgid bit (it could count on the host)", r.Call, r.Mode, path)
+	return v
 }
 
 // WriteViolation is the record of a write refused at path: read-only in

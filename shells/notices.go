@@ -77,7 +77,7 @@ func (m *Manager) toldEvents(id, session, command string, record func(policy.Vio
 		event := eventLimit
 		switch v.Method {
 		case "memory":
-		case "write":
+		case "write", "privilege":
 			event = eventWrite
 		default:
 			return

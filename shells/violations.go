@@ -80,6 +80,8 @@ func describeViolation(v policy.Violation) string {
 	switch v.Method {
 	case "memory": // a process the memory limit ended
 		return v.Rule
+	case "privilege": // a setuid mode or a file capability the filter refused
+		return "refused " + v.Rule
 	case "write": // a write the shell's view of the files refused
 		s := "refused write: " + v.Rule
 		if v.Hint != "" {

@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,7 @@ calls = {
     "netlink": (41, 16, 3, 0),
     "read_implies_exec": (135, 0x400000),    # personality
     "personality_query": (135, 0xffffffff),
+    "no_randomize": (135, 0x40000),          # gdb, setarch -R
     "migrate_pages": (256, 0, 0, 0, 0),
     "move_pages": (279, 0, 0, 0, 0, 0, 0),
     "mbind": (237, 0, 0, 0, 0, 0, 0),
@@ -86,7 +88,7 @@ func TestFilterIsAnAllowlist(t *testing.T) {
 	requireAMD64(t)
 	want := map[string]string{
 		"vsock": "EAFNOSUPPORT", "alg": "EAFNOSUPPORT", "unix": "ok", "inet6": "ok", "netlink": "ok",
-		"read_implies_exec": "EPERM", "personality_query": "ok",
+		"read_implies_exec": "EPERM", "personality_query": "ok", "no_randomize": "ok",
 		"migrate_pages": "EPERM", "move_pages": "EPERM", "mbind": "EPERM", "set_mempolicy": "EPERM",
 		"pidfd_getfd": "EPERM", "process_madvise": "EPERM", "openat2": "ENOSYS", "future_call": "ENOSYS",
 	}
@@ -130,6 +132,16 @@ func TestNoSetuidPlants(t *testing.T) {
 		if !strings.Contains(r.stderr, "Operation not permitted") {
 			t.Errorf("%v: chmod 4755 in a shell: %q", flags, r.stderr)
 		}
+		// Each refusal is told, once a call and path, naming what it
+		// would have made (install sets its mode through an ACL xattr
+		// first, which root's shells with --allow-userns refuse).
+		told := regexp.MustCompile(`(?m)^cshell: refused fchmodat2? 4755 on \./rootsh: no file in a shell gets a setuid or setgid bit \(it could count on the host\)$`)
+		if !told.MatchString(r.stderr) || !regexp.MustCompile(`cshell: refused (\w+ 6755 on |fsetxattr on fd)`).MatchString(r.stderr) {
+			t.Errorf("%v: the refusals are not told: %q", flags, r.stderr)
+		}
+		if n := strings.Count(r.stderr, "4755 on ./rootsh:"); n != 1 {
+			t.Errorf("%v: the refusal of chmod 4755 ./rootsh told %d times: %q", flags, n, r.stderr)
+		}
 		_ = filepath.WalkDir(wd, func(p string, d fs.DirEntry, err error) error {
 			if err == nil {
 				if info, err := d.Info(); err == nil && info.Mode()&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
@@ -164,6 +176,9 @@ for name, value in (("security.capability", data), ("user.note", b"x")):
 	if os.Geteuid() == 0 {
 		if r.stdout != "security.capability EPERM\nuser.note EPERM\n" {
 			t.Errorf("root's shell with --allow-userns: %q %q", r.stdout, r.stderr)
+		}
+		if !strings.Contains(r.stderr, "cshell: refused setxattr on capped: a shell started by root with --allow-userns sets no extended attribute (a file capability would count on the host)") {
+			t.Errorf("the refused setxattr is not told: %q", r.stderr)
 		}
 	} else if !strings.Contains(r.stdout, "user.note ok") {
 		t.Errorf("a rootless shell with --allow-userns cannot set a user xattr: %q %q", r.stdout, r.stderr)
