@@ -263,6 +263,14 @@ func TestCloudMetadataClosed(t *testing.T) {
 	if !strings.Contains(r.stderr, "a cloud metadata endpoint") || strings.Contains(r.stderr, "--allow-host") {
 		t.Errorf("the refusal does not say what it is, or suggests a flag: %q", r.stderr)
 	}
+	// By address, as an exploit kit probes it, directly and through the
+	// proxy: refused before any connection is made, each told as what it
+	// is, with no flag offered.
+	byAddr := fmt.Sprintf(`curl -sS --max-time 3 --noproxy '*' http://%s/; curl -sS --max-time 3 -x "$HTTP_PROXY" http://%s/; true`, hp, hp)
+	r = run(t, call{args: []string{"run", "--allow-host", hp, "--", byAddr}, dir: t.TempDir()})
+	if n := strings.Count(r.stderr, "a cloud metadata endpoint"); n < 2 || strings.Contains(r.stderr, "--allow-host") || !strings.Contains(r.stderr, "refused connect "+hp) {
+		t.Errorf("169.254.169.254 by address: %d refusals told as metadata, or a flag offered: %q", n, r.stderr)
+	}
 	cfg := filepath.Join(t.TempDir(), "config.json")
 	writeFile(t, cfg, `{"network": {"allowCloudMetadata": true}}`)
 	r = run(t, call{args: append([]string{"--config", cfg}, args...), dir: t.TempDir()})
