@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	_ "github.com/opencontainers/cgroups/devices" // device rules for root's cgroups, as runc does
@@ -233,6 +234,7 @@ type ctr struct {
 
 	memLimited bool // its cgroup bounds memory: an OOM kill there is the limit's
 	kills      func(OOMKill)
+	oomTold    atomic.Int64 // the kills told (watchOOM)
 	id         string
 }
 
@@ -246,7 +248,7 @@ func (sh *ctr) run(started chan<- error) {
 		return
 	}
 	if sh.memLimited && sh.kills != nil {
-		watchOOM(sh.c, sh.id, sh.kills)
+		watchOOM(sh.c, sh.id, sh.kills, &sh.oomTold)
 	}
 	started <- nil
 	st, err := sh.p.Wait()
@@ -264,6 +266,9 @@ func (sh *ctr) run(started chan<- error) {
 		if sh.memLimited && sh.exit.Code == 128+int(unix.SIGKILL) && oomKills(sh.c) > 0 {
 			sh.exit.Limit = "memory"
 		}
+	}
+	if sh.memLimited && sh.kills != nil {
+		waitOOMTold(sh.c, &sh.oomTold)
 	}
 	close(sh.done)
 }

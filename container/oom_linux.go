@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
@@ -17,8 +18,9 @@ import (
 // memory.events on v2) says that one happened; the kernel's log
 // (/dev/kmsg, root's to read) says which: "oom-kill:...,oom_memcg=PATH,
 // task_memcg=PATH,task=NAME,pid=PID,uid=UID". Without the log a kill is
-// told without a name.
-func watchOOM(c *libcontainer.Container, id string, kills func(OOMKill)) {
+// told without a name. told counts the kills told, for the end of the
+// shell to wait for (waitOOMTold).
+func watchOOM(c *libcontainer.Container, id string, kills func(OOMKill), told *atomic.Int64) {
 	events, err := c.NotifyOOM()
 	if err != nil {
 		return
@@ -53,8 +55,20 @@ func watchOOM(c *libcontainer.Container, id string, kills func(OOMKill)) {
 			for _, k := range found {
 				kills(k)
 			}
+			told.Add(int64(len(found)))
 		}
 	}()
+}
+
+// waitOOMTold waits, at most a second, until the watcher has told as
+// many kills as the cgroup counted: a command the OOM killer ended may end
+// the shell before its kill was told, and a foreground shell's end is
+// the last moment it can be.
+func waitOOMTold(c *libcontainer.Container, told *atomic.Int64) {
+	n := int64(oomKills(c))
+	for deadline := time.Now().Add(time.Second); told.Load() < n && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // readOOMKills reads the kernel log's new records and returns the OOM
