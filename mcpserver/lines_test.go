@@ -83,7 +83,7 @@ func TestReadLine(t *testing.T) {
 // everything else (notifications, requests of the server's, ids of no
 // client request, lines that are not JSON) written as it was.
 func TestStdioAnswer(t *testing.T) {
-	s := &stdio{inflight: map[string]json.RawMessage{`"cshell-1"`: json.RawMessage(`"mine"`)},
+	s := &stdio{inflight: map[string]held{`"cshell-1"`: {id: json.RawMessage(`"mine"`)}},
 		byClient: map[string]string{`"mine"`: `"cshell-1"`}}
 	for _, line := range []string{
 		`not json`,
@@ -114,7 +114,7 @@ func TestStdioAnswer(t *testing.T) {
 // cshell's own, and nothing for an empty line.
 func TestJudge(t *testing.T) {
 	var out syncBuffer
-	s := &stdio{inflight: map[string]json.RawMessage{}, byClient: map[string]string{}}
+	s := &stdio{inflight: map[string]held{}, byClient: map[string]string{}}
 	s.out = &lineWriter{w: &out}
 	for _, tc := range []struct{ line, want string }{
 		{"  \t\r", ""},

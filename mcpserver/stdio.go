@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/cshell/cshell/internal/escape"
 )
 
 // maxMessage bounds one JSON-RPC line from the client: a tool call's
@@ -29,6 +31,12 @@ const hangupGrace = 2 * time.Second
 // foreground call); one past it is answered with an error at once.
 const maxInFlight = 256
 
+// maxHeldBytes bounds the text of the requests the server holds at once:
+// the SDK keeps each held request's parameters whole, so 256 requests of
+// almost maxMessage each would hold a quarter of a GiB. One past it is
+// answered with an error at once, as one past maxInFlight.
+const maxHeldBytes = 16 << 20
+
 // stdio stands between the client and the SDK's stdio transport, and
 // works around what the SDK would do with a buggy or hostile client:
 //
@@ -42,8 +50,8 @@ const maxInFlight = 256
 //     the id of one in flight with nothing: each request goes on with an
 //     id of cshell's own, and its answer takes the client's id back, as
 //     the client wrote it; a duplicate in flight is refused here.
-//   - The requests the server holds are bounded (maxInFlight), and so is
-//     a line (maxMessage). When the client does not read, the writes
+//   - The requests the server holds are bounded (maxInFlight, and
+//     maxHeldBytes of their text), and so is a line (maxMessage). When the client does not read, the writes
 //     block, and so does the reading of new lines: nothing queues.
 //
 // Replies share the writer with the SDK's, a whole line at a time.
@@ -52,15 +60,22 @@ type stdio struct {
 	eof func() // stdin ended (or failed): the server ends at once
 
 	mu       sync.Mutex
-	inflight map[string]json.RawMessage // cshell's id (as written) -> the client's
-	byClient map[string]string          // the client's id (as written) -> cshell's
+	inflight map[string]held   // cshell's id (as written) -> the client's request
+	byClient map[string]string // the client's id (as written) -> cshell's
+	bytes    int               // the text of the requests in flight
 	next     uint64
+}
+
+// held is a request of the client's that waits for its answer.
+type held struct {
+	id   json.RawMessage // the client's, as written
+	size int             // its line's length
 }
 
 // checkedStdio returns the reader and writer the SDK's transport is to
 // use; eof is called when the client's side ends.
 func checkedStdio(in io.Reader, out io.Writer, eof func()) (io.ReadCloser, io.WriteCloser) {
-	s := &stdio{eof: eof, inflight: map[string]json.RawMessage{}, byClient: map[string]string{}}
+	s := &stdio{eof: eof, inflight: map[string]held{}, byClient: map[string]string{}}
 	s.out = &lineWriter{w: out, rewrite: s.answer, broken: eof}
 	pr, pw := io.Pipe()
 	read := make(chan struct{})
@@ -163,20 +178,30 @@ func (s *stdio) judge(line []byte) []byte {
 		s.mu.Lock()
 		_, dup := s.byClient[key]
 		full := len(s.inflight) >= maxInFlight
+		heavy := s.bytes+len(v) > maxHeldBytes
 		var own string
-		if !dup && !full {
+		if !dup && !full && !heavy {
 			s.next++
 			own = strconv.Quote("cshell-" + strconv.FormatUint(s.next, 10))
-			s.inflight[own] = id
+			s.inflight[own] = held{id: id, size: len(v)}
 			s.byClient[key] = own
+			s.bytes += len(v)
 		}
 		s.mu.Unlock()
 		switch {
 		case dup:
-			s.out.reply(errorReply(id, int(jsonrpc.CodeInvalidRequest), fmt.Sprintf("invalid request: a request with id %s is still being answered; give each request an id of its own", key)))
+			// The id is the client's text: shown cut, its controls visible.
+			shown := escape.Line(key)
+			if len(shown) > 80 {
+				shown = shown[:80] + "…"
+			}
+			s.out.reply(errorReply(id, int(jsonrpc.CodeInvalidRequest), fmt.Sprintf("invalid request: a request with id %s is still being answered; give each request an id of its own", shown)))
 			return nil
 		case full:
 			s.out.reply(errorReply(id, -32000, fmt.Sprintf("%d requests are being answered, as many as this server holds at once; wait for their answers (or cancel some) before sending more", maxInFlight)))
+			return nil
+		case heavy:
+			s.out.reply(errorReply(id, -32000, fmt.Sprintf("the requests being answered hold %d MiB, as much as this server holds at once; wait for their answers (or cancel some) before sending more", maxHeldBytes>>20)))
 			return nil
 		}
 		m["id"] = json.RawMessage(own)
@@ -218,16 +243,17 @@ func (s *stdio) answer(line []byte) []byte {
 		return line // a request of the server's own
 	}
 	s.mu.Lock()
-	client, mine := s.inflight[string(id)]
+	h, mine := s.inflight[string(id)]
 	if mine {
 		delete(s.inflight, string(id))
-		delete(s.byClient, string(compact(client)))
+		delete(s.byClient, string(compact(h.id)))
+		s.bytes -= h.size
 	}
 	s.mu.Unlock()
 	if !mine {
 		return line
 	}
-	m["id"] = client
+	m["id"] = h.id
 	if e, ok := m["error"]; ok {
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(e, &obj) == nil && (string(obj["code"]) == "0" || obj["code"] == nil) {

@@ -146,3 +146,56 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+// TestStdioHeldBytes: the text of the held requests is bounded too, so
+// that maxInFlight requests of nearly maxMessage each are not all held;
+// an answer gives its bytes back.
+func TestStdioHeldBytes(t *testing.T) {
+	pad := strings.Repeat("x", 900<<10)
+	var b strings.Builder
+	n := maxHeldBytes/len(pad) + 2
+	for i := range n {
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"tasks/result","params":{"taskId":"shell-1","pad":"%s"}}`+"\n", i, pad)
+	}
+	var out syncBuffer
+	s := &stdio{inflight: map[string]held{}, byClient: map[string]string{}}
+	s.out = &lineWriter{w: &out, rewrite: s.answer}
+	passed := 0
+	for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+		if s.judge([]byte(line)) != nil {
+			passed++
+		}
+	}
+	if want := maxHeldBytes / (len(pad) + 80); passed < want-1 || passed > want+1 || passed >= n {
+		t.Errorf("%d of %d requests of 900 KiB held, want about %d", passed, n, want)
+	}
+	if !strings.Contains(out.String(), "as much as this server holds at once") || !strings.Contains(out.String(), `"code":-32000`) {
+		t.Errorf("the request too heavy: %q", out.String())
+	}
+	// The first one's answer frees its bytes: one more is held.
+	s.answer([]byte(`{"jsonrpc":"2.0","id":"cshell-1","result":{}}`))
+	if s.judge([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":"again","method":"tasks/result","params":{"pad":"%s"}}`, pad))) == nil {
+		t.Error("an answered request's bytes were not given back")
+	}
+}
+
+// TestStdioDuplicateIDShown: the duplicate id's error shows the client's
+// id with its control and bidi characters made visible, cut.
+func TestStdioDuplicateIDShown(t *testing.T) {
+	var out syncBuffer
+	s := &stdio{inflight: map[string]held{}, byClient: map[string]string{}}
+	s.out = &lineWriter{w: &out, rewrite: s.answer}
+	line := `{"jsonrpc":"2.0","id":"a\u202eb\u001b[31m` + strings.Repeat("z", 200) + `","method":"ping"}`
+	if s.judge([]byte(line)) == nil || s.judge([]byte(line)) != nil {
+		t.Fatal("the first should pass, the second be refused")
+	}
+	var reply struct {
+		Error struct{ Message string }
+	}
+	if err := json.Unmarshal([]byte(out.String()), &reply); err != nil {
+		t.Fatalf("%v: %q", err, out.String())
+	}
+	if msg := reply.Error.Message; strings.ContainsAny(msg, "\u202e\x1b") || strings.Contains(msg, strings.Repeat("z", 100)) {
+		t.Errorf("the duplicate id shown raw or whole: %q", msg)
+	}
+}

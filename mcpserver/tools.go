@@ -138,6 +138,9 @@ func (s *server) list(context.Context, *mcp.CallToolRequest, ListArgs) (*mcp.Cal
 			// output is: no terminal sequence, no direction change.
 			m := *meta
 			m.Command, m.Description = escape.Line(m.Command), escape.Line(m.Description)
+			// A working directory's name, a log path and a status line
+			// may hold what its creator chose: the same.
+			m.Workdir, m.Log, m.StatusLine = escape.Line(m.Workdir), escape.Line(m.Log), escape.Line(m.StatusLine)
 			list.Shells = append(list.Shells, &m)
 		}
 	}
