@@ -327,6 +327,29 @@ func TestServeFloodsBounded(t *testing.T) {
 	// 20,000 waiting requests on the running task, and 25 lines of 8 MB:
 	// the server holds maxInFlight of the first, none of the second.
 	big := `{"jsonrpc":"2.0","id":"big","method":"tasks/result","params":{"taskId":"shell-1","x":"` + strings.Repeat("x", 8<<20) + `"}}`
+	// First 30 held requests of 900 KiB each: the server holds 16 MiB of
+	// them and refuses the rest.
+	heavy := `","method":"tasks/result","params":{"taskId":"shell-1","pad":"` + strings.Repeat("y", 900<<10) + `"}}`
+	for i := 0; i < 30; i++ {
+		_ = write(fmt.Sprintf(`{"jsonrpc":"2.0","id":"heavy%d`, i) + heavy)
+	}
+	_ = write(`{"jsonrpc":"2.0","id":"after-heavy","method":"ping"}`)
+	tooHeavy := 0
+	for {
+		l := read()
+		if l == "" {
+			t.Fatal("the server ended")
+		}
+		if strings.Contains(l, `"code":-32000`) && strings.Contains(l, "MiB, as much as this server holds at once") {
+			tooHeavy++
+		}
+		if strings.Contains(l, `"id":"after-heavy"`) {
+			break
+		}
+	}
+	if tooHeavy < 5 || tooHeavy > 20 {
+		t.Errorf("%d of 30 requests of 900 KiB refused past 16 MiB, want about 12", tooHeavy)
+	}
 	go func() {
 		for i := 0; i < 20000; i++ {
 			if write(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/result","params":{"taskId":"shell-1"}}`, 100+i)) != nil {
