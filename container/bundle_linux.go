@@ -153,6 +153,9 @@ var (
 	// socketFamilies may be made (sockets): Docker's list, beyond the
 	// families below 3 (AF_UNSPEC, AF_UNIX, AF_INET).
 	socketFamilies = []uint64{7, 8, 9, 10, 13, 14, 15, 16, 17, 18, 21, 22, 24, 26, 27, 28, 29, 30, 31, 32, 33, 35, 36, 39, 41, 42, 43, 44, 45}
+	// lastFamily is one past the socket families: what the C program
+	// refuses from on (its last test, 45).
+	lastFamily = uint64(46)
 	// personas may be asked of personality (personas).
 	personas = []uint64{0x0, 0x8, 0x20000, 0x20008, 0x40000, 0x40008, 0xffffffff}
 )
@@ -173,9 +176,9 @@ func allowedCalls() []string {
 // (what runc, crun and containerd build with libseccomp): the allowlist,
 // the same argument rules, EPERM for the refused calls and, as in
 // Docker's default profile, for every other call (the C program answers a
-// call it does not know with ENOSYS, and a socket family it refuses with
-// EAFNOSUPPORT; an OCI filter has no "else" for a call with argument
-// rules). Foreign ABIs (i386 and x32 on x86_64) are left to the runtime,
+// call it does not know with ENOSYS; an OCI filter has no "else" for a
+// call with argument rules, so socket families refused are listed one by
+// one, with EAFNOSUPPORT as the C program answers them). Foreign ABIs (i386 and x32 on x86_64) are left to the runtime,
 // which refuses architectures not listed.
 func ociFilter(allowUserns, root bool) *specs.LinuxSeccomp {
 	eperm, enosys := uint(unix.EPERM), uint(unix.ENOSYS)
@@ -212,6 +215,19 @@ func ociFilter(allowUserns, root bool) *specs.LinuxSeccomp {
 	for _, fam := range socketFamilies {
 		rule("socket", specs.LinuxSeccompArg{Index: 0, Value: fam, Op: specs.OpEqualTo})
 	}
+	// The families refused get EAFNOSUPPORT, as from the C program (and
+	// a kernel without them): each one below the last family Linux has,
+	// and every number past it.
+	eafnosupport := uint(unix.EAFNOSUPPORT)
+	refuse := func(arg specs.LinuxSeccompArg) {
+		f.Syscalls = append(f.Syscalls, specs.LinuxSyscall{Names: []string{"socket"}, Action: specs.ActErrno, ErrnoRet: &eafnosupport, Args: []specs.LinuxSeccompArg{arg}})
+	}
+	for fam := uint64(3); fam < lastFamily; fam++ {
+		if !slices.Contains(socketFamilies, fam) {
+			refuse(specs.LinuxSeccompArg{Index: 0, Value: fam, Op: specs.OpEqualTo})
+		}
+	}
+	refuse(specs.LinuxSeccompArg{Index: 0, Value: lastFamily, Op: specs.OpGreaterEqual})
 	for _, p := range personas {
 		rule("personality", specs.LinuxSeccompArg{Index: 0, Value: p, Op: specs.OpEqualTo})
 	}

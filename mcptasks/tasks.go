@@ -576,6 +576,7 @@ func (t *Tasks) list(_ context.Context, _ *mcp.ServerSession, p *idParams) (*raw
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.prune(time.Now().UTC()) // no task past its time-to-live is listed
 	all := make([]map[string]any, 0, len(t.order))
 	for _, id := range t.order {
 		all = append(all, t.wire(t.tasks[id], false))

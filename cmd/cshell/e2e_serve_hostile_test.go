@@ -33,6 +33,12 @@ type rawServe struct {
 // startRaw starts cshell GLOBALS serve SERVEARGS and opens the session.
 func startRaw(t *testing.T, globals []string, serveArgs ...string) *rawServe {
 	t.Helper()
+	return startRawAs(t, `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}`, globals, serveArgs...)
+}
+
+// startRawAs starts serve for a client whose initialize params are init.
+func startRawAs(t *testing.T, init string, globals []string, serveArgs ...string) *rawServe {
+	t.Helper()
 	s := &rawServe{t: t, state: t.TempDir()}
 	args := append(append([]string{"--state-dir", s.state}, globals...), "serve")
 	s.cmd = exec.Command(cshellBin, append(args, serveArgs...)...)
@@ -57,12 +63,14 @@ func startRaw(t *testing.T, globals []string, serveArgs ...string) *rawServe {
 		select {
 		case <-done:
 		case <-time.After(20 * time.Second):
+			// stdin's end must end the server at once: a hang is a fault.
+			t.Errorf("the server did not end within 20 s of stdin's end")
 			_ = s.cmd.Process.Kill()
 			<-done
 		}
 		waitSupervisors(t, s.state)
 	})
-	s.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`)
+	s.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":` + init + `}`)
 	s.reply()
 	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return s
@@ -96,6 +104,17 @@ func (s *rawServe) reply() map[string]any {
 	case <-time.After(time.Minute):
 		s.t.Fatal("no reply within a minute")
 		return nil
+	}
+}
+
+// answerTo reads the server's lines until the answer to request id,
+// passing over notifications and other answers.
+func (s *rawServe) answerTo(id string) map[string]any {
+	s.t.Helper()
+	for {
+		if m := s.reply(); fmt.Sprint(m["id"]) == id {
+			return m
+		}
 	}
 }
 
@@ -396,4 +415,124 @@ func TestServeFloodsBounded(t *testing.T) {
 		t.Errorf("the server did not end within 5 s of stdin's end (its answers unread)")
 	}
 	waitGone(t, "sleep "+marker, 15*time.Second)
+}
+
+// Foreground calls past shells.maxForegroundCalls wait for a turn (never
+// more run at once), and past 128 waiting one is refused at once with a
+// sentence; the server answers meanwhile, and stdin's end ends them all.
+func TestServeForegroundTurns(t *testing.T) {
+	requireLinux(t)
+	marker := fmt.Sprintf("%d", 560000+os.Getpid()%10000)
+	call := func(id, command string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"tools/call","params":{"name":"bash","arguments":{"command":%q}}}`, id, command)
+	}
+	cfg := filepath.Join(t.TempDir(), "config.json")
+	writeFile(t, cfg, `{"shells": {"maxForegroundCalls": 2}}`)
+	s := startRaw(t, []string{"--config", cfg})
+	held := "sleep 2." + marker // a unique command line: the marker
+	for i := 1; i <= 3; i++ {
+		s.send(call(fmt.Sprintf("fg%d", i), fmt.Sprintf("%s; echo done-%d", held, i)))
+	}
+	// Until the first answer, never more than two run.
+	most := 0
+	answers := make(chan map[string]any, 3)
+	go func() {
+		for range 3 {
+			answers <- s.reply()
+		}
+	}()
+	var got []map[string]any
+	for len(got) < 3 {
+		select {
+		case a := <-answers:
+			got = append(got, a)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if len(got) == 0 {
+			most = max(most, len(hostProcesses("sleep 2."+marker)))
+		}
+	}
+	if most != 2 {
+		t.Errorf("%d foreground calls ran at once, want the 2 of shells.maxForegroundCalls", most)
+	}
+	for _, a := range got {
+		if text := fmt.Sprint(a["result"]); !strings.Contains(text, "done-") || !strings.Contains(text, "exit code 0") {
+			t.Errorf("a call that waited its turn: %v", a)
+		}
+	}
+
+	// One slot held; 128 wait; the 130th is refused at once.
+	writeFile(t, cfg, `{"shells": {"maxForegroundCalls": 1}}`)
+	s = startRaw(t, []string{"--config", cfg})
+	s.send(call("hold", "sleep 30."+marker))
+	waitCount(t, "sleep 30."+marker, 1, 30*time.Second)
+	for i := 0; i < 129; i++ {
+		s.send(call(fmt.Sprintf("w%d", i), "true"))
+	}
+	s.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
+	refused, pinged := "", false
+	for !pinged || refused == "" {
+		a := s.reply()
+		switch {
+		case a["id"] == "ping":
+			pinged = true
+		case a["result"] != nil && strings.Contains(fmt.Sprint(a["result"]), "wait for a turn, the most that may"):
+			refused = fmt.Sprint(a["id"])
+		default:
+			t.Fatalf("an answer before the held call ended: %v", a)
+		}
+	}
+	if !strings.HasPrefix(refused, "w") {
+		t.Errorf("refused %s", refused)
+	}
+	// stdin's end ends the running call and the waiting ones at once.
+	s.in.Close()
+	waitGone(t, marker, 10*time.Second)
+}
+
+// A task is kept for the time-to-live its client asked (2025-11-25's
+// task.ttl), at most the server's hour: past it, tasks/list no longer
+// shows it and tasks/get finds nothing; one asked for longer is kept.
+func TestServeTaskTTL(t *testing.T) {
+	requireLinux(t)
+	s := startRawAs(t, `{"protocolVersion":"2025-11-25","capabilities":{"tasks":{}},"clientInfo":{"name":"e2e","version":"1"}}`, nil)
+	start := func(id, command string, ttl int) (string, float64) {
+		t.Helper()
+		s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"tools/call","params":{"name":"bash","arguments":{"command":%q},"task":{"ttl":%d}}}`, id, command, ttl))
+		r := s.answerTo(id)
+		task, _ := r["result"].(map[string]any)["task"].(map[string]any)
+		if task == nil {
+			t.Fatalf("no task: %v", r)
+		}
+		return fmt.Sprint(task["taskId"]), task["ttl"].(float64)
+	}
+	short, ttl := start("short", "echo ttl-short", 1000)
+	if ttl != 1000 {
+		t.Errorf("the task's ttl %v, want the 1000 asked", ttl)
+	}
+	long, ttl := start("long", "echo ttl-long", 10*3600*1000)
+	if ttl != 3600*1000 {
+		t.Errorf("a ttl of ten hours became %v, want the server's most, an hour", ttl)
+	}
+	for _, id := range []string{short, long} {
+		s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"r-%s","method":"tasks/result","params":{"taskId":%q}}`, id, id))
+		if r := s.answerTo("r-" + id); !strings.Contains(fmt.Sprint(r["result"]), "ttl-") {
+			t.Errorf("the result of %s: %v", id, r)
+		}
+	}
+	listed := func() string {
+		s.send(`{"jsonrpc":"2.0","id":"list","method":"tasks/list"}`)
+		return fmt.Sprint(s.answerTo("list")["result"])
+	}
+	if l := listed(); !strings.Contains(l, short) || !strings.Contains(l, long) {
+		t.Fatalf("tasks/list before their time: %s", l)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if l := listed(); strings.Contains(l, "taskId:"+short+" ") || !strings.Contains(l, long) {
+		t.Errorf("tasks/list past the short task's ttl: %s", l)
+	}
+	s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"get","method":"tasks/get","params":{"taskId":%q}}`, short))
+	if r := s.answerTo("get"); r["error"] == nil {
+		t.Errorf("tasks/get of a task past its ttl: %v", r)
+	}
 }

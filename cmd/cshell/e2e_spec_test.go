@@ -99,7 +99,7 @@ func TestSpecBundles(t *testing.T) {
 			for _, want := range []string{
 				"hostname cshell", "links ['lo']", "unshare-user EPERM", "keyctl EPERM", "mount EPERM",
 				"write /usr/cshell-spec-probe EROFS", "write written ok", "secret EACCES", "seccomp 2",
-				"vsock EPERM", "chmod-setuid EPERM", "personality EPERM",
+				"vsock EAFNOSUPPORT", "chmod-setuid EPERM", "personality EPERM",
 			} {
 				if !strings.Contains(got, want) {
 					t.Errorf("%s: the bundle's shell lacks %q:\n%s", rt, want, got)
