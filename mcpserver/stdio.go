@@ -33,9 +33,11 @@ const maxInFlight = 256
 
 // maxHeldBytes bounds the text of the requests the server holds at once:
 // the SDK keeps each held request's parameters whole, so 256 requests of
-// almost maxMessage each would hold a quarter of a GiB. One past it is
-// answered with an error at once, as one past maxInFlight.
-const maxHeldBytes = 16 << 20
+// almost maxMessage each would hold a quarter of a GiB. 4 MiB is room for
+// 32 calls with the longest command the kernel runs (128 KiB), twice the
+// default foreground slots; one past it is answered with an error at
+// once, as one past maxInFlight.
+const maxHeldBytes = 4 << 20
 
 // stdio stands between the client and the SDK's stdio transport, and
 // works around what the SDK would do with a buggy or hostile client:
