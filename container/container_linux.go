@@ -127,10 +127,11 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	// of its own before the lock is let go.
 	specconvMu.Lock()
 	cfg, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
-		CgroupName:      s.ID,
-		Spec:            spec,
-		RootlessEUID:    !fullRoot(),
-		RootlessCgroups: !ownCgroups(),
+		CgroupName:       s.ID,
+		Spec:             spec,
+		RootlessEUID:     !fullRoot(),
+		RootlessCgroups:  !ownCgroups(),
+		UseSystemdCgroup: !ownCgroups() && delegatedLimits(),
 	})
 	if err == nil {
 		ownDevices(cfg)
@@ -164,7 +165,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		c := []string{"CAP_SETFCAP"}
 		p.Capabilities = &configs.Capabilities{Bounding: c, Effective: c, Permitted: c}
 	}
-	if s.Limits.Pids > 0 && !ownCgroups() {
+	if s.Limits.Pids > 0 && !limitCgroups() {
 		// Rootless: no cgroup, but the kernel counts processes per user
 		// namespace (since 5.14), so RLIMIT_NPROC inside bounds this shell's
 		// tasks alone. Memory is the caller's watchdog's.
@@ -199,7 +200,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		p.Stdin, p.Stdout, p.Stderr = s.Stdin, s.Stdout, s.Stderr
 	}
 
-	sh := &ctr{c: c, p: p, done: make(chan struct{}), memLimited: s.Limits.Memory > 0 && ownCgroups(), kills: s.MemoryKills, id: s.ID}
+	sh := &ctr{c: c, p: p, done: make(chan struct{}), memLimited: s.Limits.Memory > 0 && limitCgroups(), kills: s.MemoryKills, id: s.ID}
 	started := make(chan error, 1)
 	go sh.run(started)
 	if err := <-started; err != nil {
@@ -375,9 +376,17 @@ func (r *containerRunner) spec(s *Spec) (*specs.Spec, []mountCheck, error) {
 		// /proc/sys would be the host's to write.
 		sp.Linux.MaskedPaths, sp.Linux.ReadonlyPaths = nil, nil
 	}
-	if ownCgroups() {
+	switch {
+	case ownCgroups():
 		// Root's containers get cgroups; deny every device but the defaults.
 		sp.Linux.Resources = &specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}}}
+		cgroupLimits(sp.Linux.Resources, s.Limits)
+	case delegatedLimits():
+		// A scope of the user's systemd manager (delegate_linux.go):
+		// the limits, and no device rules (the shell's user namespace
+		// leaves it no device to open that the user could not).
+		sp.Linux.CgroupsPath = "user.slice:cshell:" + s.ID
+		sp.Linux.Resources = &specs.LinuxResources{}
 		cgroupLimits(sp.Linux.Resources, s.Limits)
 	}
 	if s.Limits.Memory > 0 {
@@ -737,12 +746,12 @@ func oomKills(c *libcontainer.Container) int {
 }
 
 // LimitsEnforcement says what holds a container shell's limits for this
-// user on this machine: its cgroup (as root), or cshell's watchdog with
-// the kernel's per-namespace process limit (rootless: cshell makes no
-// cgroup of its own there; a systemd-delegated cgroup v2 subtree is not
-// used yet). CPUs need a cgroup.
+// user on this machine: its cgroup (as root, or a scope of the user's
+// systemd manager where it delegates memory and pids), or cshell's
+// watchdog with the kernel's per-namespace process limit (rootless
+// without such a manager). CPUs need a cgroup.
 func LimitsEnforcement() string {
-	if ownCgroups() {
+	if limitCgroups() {
 		return ByCgroup
 	}
 	return ByWatchdog

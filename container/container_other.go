@@ -24,3 +24,6 @@ func RuntimeDir() (string, error) {
 
 // LimitsEnforcement: there are no containers here to bound.
 func LimitsEnforcement() string { return "" }
+
+// CPUsHeld: no cgroup here either.
+func CPUsHeld() bool { return false }

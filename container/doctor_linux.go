@@ -99,12 +99,19 @@ func cgroups() []Check {
 	case os.Geteuid() == 0:
 		deleg.OK = true
 		deleg.Detail = "the cgroup filesystem is read-only here (as a container engine mounts it): root's shells get no cgroup, and cshell's watchdog holds --memory and --pids as for a rootless user"
+	case delegatedLimits():
+		deleg.OK = true
+		d := delegated()
+		deleg.Detail = "your systemd manager delegates " + strings.Join(d.controllers, ", ") + " to you (user@" + strconv.Itoa(os.Getuid()) + ".service): each shell gets a scope of its own (cshell-ID.scope, made through " + d.bus + ") that holds its limits"
+		if !d.has("cpu") {
+			deleg.Detail += "; --cpus needs the cpu controller, which it does not delegate"
+		}
 	case v2 && ownCgroupWritable():
 		deleg.OK = true
-		deleg.Detail = "your cgroup is delegated to you"
+		deleg.Detail = "your cgroup is writable, but no systemd manager of yours makes scopes for cshell (it needs systemd as init, your user manager, and your D-Bus at $XDG_RUNTIME_DIR/bus): cshell's watchdog holds --memory and --pids for your shells; --cpus needs a cgroup"
 	case v2:
 		deleg.OK = true
-		deleg.Detail = "your cgroup is not delegated to you (systemd Delegate=yes): cshell's watchdog holds --memory and --pids for your shells; --cpus needs a cgroup"
+		deleg.Detail = "your cgroup is not delegated to you (a systemd user manager with Delegate=yes, and your D-Bus): cshell's watchdog holds --memory and --pids for your shells; --cpus needs a cgroup"
 	default:
 		deleg.OK = true
 		deleg.Detail = "cgroup v1 cannot be delegated to a user: cshell's watchdog holds --memory and --pids for your shells; --cpus needs a cgroup"
@@ -156,6 +163,12 @@ func limits() Check {
 			v = "v2"
 		}
 		c.Detail = "--memory, --pids and --cpus are held by each shell's cgroup (root, cgroup " + v + ")"
+		if !ownCgroups() {
+			c.Detail = "--memory and --pids are held by each shell's scope, which your systemd manager makes (cgroup v2)"
+			if CPUsHeld() {
+				c.Detail = "--memory, --pids and --cpus are held by each shell's scope, which your systemd manager makes (cgroup v2)"
+			}
+		}
 		return c
 	}
 	c.Detail = "--memory and --pids are held by cshell's watchdog (memory sampled every 100 ms, every 10 ms past half the bound; processes bounded by the kernel's per-user-namespace limit too); --cpus needs a cgroup, which cshell makes only as root here"

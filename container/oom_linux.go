@@ -50,7 +50,13 @@ func watchOOM(c *libcontainer.Container, id string, kills func(OOMKill), told *a
 				time.Sleep(20 * time.Millisecond)
 			}
 			if len(found) == 0 {
-				found = []OOMKill{{}}
+				// No record (the log is root's to read): as many kills
+				// without a name as the cgroup counted and none told.
+				// An event may come with none (cgroup v2 tells "oom"
+				// and "oom_kill" apart).
+				for n := int64(oomKills(c)) - told.Load(); n > 0; n-- {
+					found = append(found, OOMKill{})
+				}
 			}
 			for _, k := range found {
 				kills(k)

@@ -6,7 +6,8 @@
 # missing), the npm MCP SDK client of the serve tests (npm ci, from
 # cmd/cshell/testdata/mcpclient's lock file), a Debian 13 root with
 # apparmor_parser and a Debian 12 root for the real-engine tests
-# (debootstrap, kept in /var/tmp/cshell-lab between runs),
+# (debootstrap, kept in /var/tmp/cshell-lab between runs), and the
+# cgroup-v2 lab (hack/lab/cgroup2.sh: qemu, a root kept there too),
 # creates the unprivileged user cshelltest when missing, then runs: gofmt, go vet for linux, darwin
 # and windows, cross-builds, unit tests with -race, and the end-to-end
 # tests twice: as root, and as cshelltest (rootless).
@@ -29,7 +30,7 @@ step() { printf '\n=== %s\n' "$*"; }
 
 step "host set-up"
 need=()
-for pkg in procps python3 util-linux passwd gcc curl iproute2 runc crun bubblewrap debootstrap containerd docker.io podman; do
+for pkg in procps python3 util-linux passwd gcc curl iproute2 runc crun bubblewrap debootstrap containerd docker.io podman e2fsprogs; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 # Node.js and npm run the npm MCP SDK client of the serve tests; this
@@ -40,6 +41,12 @@ command -v npm >/dev/null || need+=(npm)
 if [ ${#need[@]} -gt 0 ]; then
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+# qemu boots the cgroup-v2 lab (hack/lab/cgroup2.sh); without its GUI and
+# the rest it recommends.
+if ! dpkg -s qemu-system-x86 >/dev/null 2>&1; then
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends qemu-system-x86 >/dev/null
 fi
 id "$TEST_USER" >/dev/null 2>&1 || useradd -m -s /bin/bash "$TEST_USER"
 command -v go >/dev/null || export PATH=$PATH:/usr/local/go/bin
@@ -195,8 +202,11 @@ go build -race -o "$work/cshell-race" ./cmd/cshell
 export GORACE="atexit_sleep_ms=0 halt_on_error=1" # no 1 s pause at every exit; stop at the first race
 CSHELL_BIN="$work/cshell-race" go test -tags e2e -count=1 -v ./cmd/cshell | tee "$work/root.log"
 
-step "end-to-end tests as $TEST_USER (rootless)"
 go build -o "$work/cshell" ./cmd/cshell
+step "the cgroup-v2 lab: Debian 12's kernel under qemu, rootless limits through systemd's delegation"
+LAB_DIR=/var/tmp/cshell-lab/cgroup2 bash hack/lab/cgroup2.sh "$work/cshell" | tee "$work/lab.log"
+
+step "end-to-end tests as $TEST_USER (rootless)"
 go test -c -tags e2e -o "$work/e2e.test" ./cmd/cshell
 su "$TEST_USER" -s /bin/sh -c "cd ~ && CSHELL_BIN='$work/cshell' CSHELL_MCP_CLIENT='$CSHELL_MCP_CLIENT' CSHELL_TEST_REMOTE='$CSHELL_TEST_REMOTE' CSHELL_TEST_REMOTE_NAME='$CSHELL_TEST_REMOTE_NAME' CSHELL_DOCS_DIR='$CSHELL_DOCS_DIR' CSHELL_DEB='$CSHELL_DEB' '$work/e2e.test' -test.count=1 -test.v" | tee "$work/rootless.log"
 
@@ -206,3 +216,4 @@ failed=$(cat "$work/root.log" "$work/rootless.log" | grep -c -- '--- FAIL' || tr
 skipped=$(cat "$work/root.log" "$work/rootless.log" | grep -c -- '--- SKIP' || true)
 echo "unit packages: $(grep -c '^ok' "$work/unit.log" || true) ok"
 echo "e2e (root and rootless, subtests included): $passed passed, $failed failed, $skipped skipped"
+echo "cgroup-v2 lab: $(grep -c '^ok' "$work/lab.log" || true) checks passed"

@@ -60,7 +60,10 @@ func (p *Plan) effectiveLimits(asked policy.Limits, cfg *policy.Config, f Facts)
 	}
 	l.EnforcedBy = f.Enforcement
 	if l.CPUs > 0 && l.EnforcedBy != container.ByCgroup {
-		return l, refusedErr("--cpus %v cannot be held here: it needs a cgroup, and cshell makes one only as root (this user's shells are bounded by cshell's watchdog, which can hold --memory and --pids but not CPU time); run as root, or drop --cpus", l.CPUs)
+		return l, refusedErr("--cpus %v cannot be held here: it needs a cgroup, and cshell makes one only as root or through your systemd manager's delegated cgroups, which this machine lacks (this user's shells are bounded by cshell's watchdog, which can hold --memory and --pids but not CPU time); run as root, or drop --cpus", l.CPUs)
+	}
+	if l.CPUs > 0 && f.NoCPUController {
+		return l, refusedErr("--cpus %v cannot be held here: your systemd manager delegates no cpu controller to you (only memory and pids); add it (Delegate=cpu in user@.service, as systemd 252 and later do by default), or drop --cpus", l.CPUs)
 	}
 	return l, nil
 }

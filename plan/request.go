@@ -110,7 +110,10 @@ type Facts struct {
 	Environ     []string // cshell's own environment
 	NumCPU      int
 	Enforcement string // how limits are held here: container.LimitsEnforcement
-	Namespaced  bool   // isolation auto gives a container (container.DefaultIsNamespaced)
+	// NoCPUController: the cgroup that holds the limits has no CPU
+	// controller (a systemd manager that delegates memory and pids only).
+	NoCPUController bool
+	Namespaced      bool // isolation auto gives a container (container.DefaultIsNamespaced)
 	// DefaultStateDir is this user's default state dir, hidden from
 	// every shell as the one in use is.
 	DefaultStateDir string

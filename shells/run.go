@@ -226,7 +226,8 @@ func warn(w io.Writer, warnings []string) {
 func hostFacts(home string, reserved []int) plan.Facts {
 	return plan.Facts{
 		Environ: os.Environ(), NumCPU: runtime.NumCPU(),
-		Enforcement: container.LimitsEnforcement(), Namespaced: container.DefaultIsNamespaced(),
+		Enforcement: container.LimitsEnforcement(), NoCPUController: !container.CPUsHeld(),
+		Namespaced:      container.DefaultIsNamespaced(),
 		DefaultStateDir: DefaultStateDir(home), Reserved: reserved,
 		Alive: func(pid int) bool { return processAlive(pid, 0) },
 		StateDir: func(dir string) error {
