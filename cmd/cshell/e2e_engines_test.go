@@ -21,6 +21,20 @@ import (
 // debootstrap root hack/test.sh keeps (CSHELL_LAB_BOOKWORM). Containers
 // get --network none.
 
+// engineChecks is what the engine tests run in a container with the
+// documented settings: a foreground run; a background dev server
+// (--expose --ready) reached with curl from the container; and an
+// allowed host through the shell's proxy, a server of the test's own on
+// the container's loopback (its network namespace, --network none),
+// outside the shell (NO_PROXY names loopback: --noproxy "" sends it to
+// the proxy all the same).
+const engineChecks = `cshell run -- sh -c 'echo inside $(id -u)' &&
+	cshell run -d --expose 8000 --ready -- python3 -m http.server 8000 --bind 127.0.0.1 >/dev/null &&
+	curl -fsS -o /dev/null -w 'status %{http_code}\n' http://127.0.0.1:8000/ && cshell kill --grace 1 all >/dev/null &&
+	{ python3 -m http.server 8011 --bind 127.0.0.1 >/dev/null 2>&1 & } &&
+	for i in 1 2 3 4 5 6 7 8 9 10; do curl -fs -o /dev/null http://127.0.0.1:8011/ && break; sleep 0.3; done &&
+	cshell run --allow-host 127.0.0.1:8011 -- 'curl -fsS -o /dev/null -w "proxied %{http_code}\n" --noproxy "" -x "$HTTP_PROXY" http://127.0.0.1:8011/'`
+
 // privateDockerd starts dockerd and returns the docker command that
 // talks to it; the daemon, its images and its folders go when the test
 // ends.
@@ -118,12 +132,10 @@ func TestRealDocker(t *testing.T) {
 		return docker(append(args, image, "sh", "-c", script)...)
 	}
 	// The documented settings, as root and as a uid with no home.
-	devServer := `cshell run -d --expose 8000 --ready -- python3 -m http.server 8000 --bind 127.0.0.1 >/dev/null &&
-		curl -fsS -o /dev/null -w 'status %{http_code}\n' http://127.0.0.1:8000/ && cshell kill --grace 1 all >/dev/null`
 	for _, user := range []string{"root", "1000"} {
 		opts := append([]string{"--user", user}, documented...)
-		out, err := runIn(opts, `cshell run -- sh -c 'echo inside $(id -u)' && `+devServer)
-		if err != nil || !strings.Contains(out, "inside 0\n") || !strings.Contains(out, "status 200\n") {
+		out, err := runIn(opts, engineChecks)
+		if err != nil || !strings.Contains(out, "inside 0\n") || !strings.Contains(out, "status 200\n") || !strings.Contains(out, "proxied 200\n") {
 			t.Errorf("docker run --user %s with the documented settings: %v\n%s", user, err, out)
 		}
 	}
@@ -186,11 +198,9 @@ func TestRealPodman(t *testing.T) {
 		return string(out), err
 	}
 	documented := []string{"--security-opt", "unmask=ALL", "--security-opt", "seccomp=unconfined"}
-	devServer := `cshell run -d --expose 8000 --ready -- python3 -m http.server 8000 --bind 127.0.0.1 >/dev/null &&
-		curl -fsS -o /dev/null -w 'status %{http_code}\n' http://127.0.0.1:8000/ && cshell kill --grace 1 all >/dev/null`
 	for _, user := range []string{"root", "1000"} {
-		out, err := runIn(append([]string{"--user", user}, documented...), `cshell run -- sh -c 'echo inside $(id -u)' && `+devServer)
-		if err != nil || !strings.Contains(out, "inside 0\n") || !strings.Contains(out, "status 200\n") {
+		out, err := runIn(append([]string{"--user", user}, documented...), engineChecks)
+		if err != nil || !strings.Contains(out, "inside 0\n") || !strings.Contains(out, "status 200\n") || !strings.Contains(out, "proxied 200\n") {
 			t.Errorf("podman run --user %s with the documented settings: %v\n%s", user, err, out)
 		}
 	}
