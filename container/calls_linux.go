@@ -410,6 +410,42 @@ func refusedCall(n notif) (RefusedCall, bool) {
 	return RefusedCall{}, false
 }
 
+// modeArgs says whether call nr (named call) sets a file's mode that the
+// filter judges (seccomp_linux.c, modes), and which arguments hold its
+// path (-1: a descriptor in argument 0), its flags (-1: none; else the
+// mode counts only when they create) and its mode.
+func modeArgs(nr int) (call string, path, flags, mode int, ok bool) {
+	switch nr {
+	case unix.SYS_OPENAT:
+		return "openat", 1, 2, 3, true
+	case unix.SYS_FCHMOD:
+		return "fchmod", -1, -1, 1, true
+	case unix.SYS_FCHMODAT:
+		return "fchmodat", 1, -1, 2, true
+	case unix.SYS_FCHMODAT2:
+		return "fchmodat2", 1, -1, 2, true
+	case unix.SYS_MKNODAT:
+		return "mknodat", 1, -1, 2, true
+	}
+	return legacyModeArgs(nr)
+}
+
+// xattrArgs says whether call nr (named call) sets an extended attribute,
+// and which argument holds its path (-1: a descriptor in argument 0).
+func xattrArgs(nr int) (call string, path int, ok bool) {
+	switch nr {
+	case unix.SYS_SETXATTR:
+		return "setxattr", 0, true
+	case unix.SYS_LSETXATTR:
+		return "lsetxattr", 0, true
+	case unix.SYS_FSETXATTR:
+		return "fsetxattr", -1, true
+	case unix.SYS_SETXATTRAT:
+		return "setxattrat", 1, true
+	}
+	return "", 0, false
+}
+
 // callPath is the path a call names, as the caller gave it, or for a
 // descriptor (pathArg -1) "fd N"; "" when it cannot be read.
 func callPath(n notif, pathArg int) string {

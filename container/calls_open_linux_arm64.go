@@ -11,38 +11,7 @@ func openArgs(nr int) (path, flags int, ok bool) {
 	return 0, 0, false
 }
 
-// modeArgs says whether call nr (named call) sets a file's mode that the
-// filter judges (seccomp_linux.c, modes), and which arguments hold its
-// path (-1: a descriptor in argument 0), its flags (-1: none; else the
-// mode counts only when they create) and its mode.
-func modeArgs(nr int) (call string, path, flags, mode int, ok bool) {
-	switch nr {
-	case unix.SYS_OPENAT:
-		return "openat", 1, 2, 3, true
-	case unix.SYS_FCHMOD:
-		return "fchmod", -1, -1, 1, true
-	case unix.SYS_FCHMODAT:
-		return "fchmodat", 1, -1, 2, true
-	case unix.SYS_FCHMODAT2:
-		return "fchmodat2", 1, -1, 2, true
-	case unix.SYS_MKNODAT:
-		return "mknodat", 1, -1, 2, true
-	}
+// legacyModeArgs: arm64 has no open, creat, chmod or mknod.
+func legacyModeArgs(int) (call string, path, flags, mode int, ok bool) {
 	return "", 0, 0, 0, false
-}
-
-// xattrArgs says whether call nr (named call) sets an extended attribute,
-// and which argument holds its path (-1: a descriptor in argument 0).
-func xattrArgs(nr int) (call string, path int, ok bool) {
-	switch nr {
-	case unix.SYS_SETXATTR:
-		return "setxattr", 0, true
-	case unix.SYS_LSETXATTR:
-		return "lsetxattr", 0, true
-	case unix.SYS_FSETXATTR:
-		return "fsetxattr", -1, true
-	case unix.SYS_SETXATTRAT:
-		return "setxattrat", 1, true
-	}
-	return "", 0, false
 }
