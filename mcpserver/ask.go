@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cshell/cshell/internal/escape"
+	"github.com/cshell/cshell/mcptasks"
 	"github.com/cshell/cshell/shells"
 )
 
@@ -30,6 +32,9 @@ import (
 // askHold is how long a refused request of a server that can ask waits
 // for the answer, unless the configuration says (network.askSeconds).
 const askHold = 60 * time.Second
+
+// taskWait is how long a refusal waits for its shell's task to be made.
+const taskWait = 5 * time.Second
 
 // onceFor is how long an "allow once" answer lets that shell reach that
 // host and port.
@@ -78,7 +83,14 @@ func (s *server) ask(ctx context.Context, n shells.Notice, inTask bool) {
 	var res *mcp.ElicitResult
 	if inTask {
 		// The shell's task asks (input_required, answered by tasks/update).
-		raw, err := s.tasks.Ask(actx, taskPrefix+n.ID, "elicitation/create", q)
+		// A shell that connects at once may be refused before its start
+		// has been answered and its task made: wait for the task a while.
+		id := taskPrefix + n.ID
+		raw, err := s.tasks.Ask(actx, id, "elicitation/create", q)
+		for wait := time.Now().Add(taskWait); errors.Is(err, mcptasks.ErrNoInput) && !s.tasks.Known(id) && time.Now().Before(wait); {
+			time.Sleep(20 * time.Millisecond)
+			raw, err = s.tasks.Ask(actx, id, "elicitation/create", q)
+		}
 		if err != nil {
 			return
 		}

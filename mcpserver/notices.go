@@ -41,6 +41,21 @@ func (s *server) noteOrNone() string {
 	return byNote
 }
 
+// waitMine waits, at most taskWait, until the shell id is one of this
+// server's: a shell refused a host (or told of a limit) at once may be so
+// before its start has returned to the server and been recorded (first
+// lines keep the start a moment longer), and its event would be lost.
+func (s *server) waitMine(id string) {
+	for wait := time.Now().Add(taskWait); ; time.Sleep(20 * time.Millisecond) {
+		s.mu.Lock()
+		_, ok := s.mine[id]
+		s.mu.Unlock()
+		if ok || time.Now().After(wait) {
+			return
+		}
+	}
+}
+
 // watchNotices passes on the completion notices of this server's shells
 // whose end is told as a note, and asks the user about the hosts they
 // were refused (ask.go).
@@ -51,23 +66,32 @@ func (s *server) watchNotices(ctx context.Context) {
 			if n.ID == "" || n.Session != s.session || !n.Time.After(start) {
 				return // a foreground call asks in its own round trips
 			}
-			s.mu.Lock()
-			inTask := s.taskAsks[n.ID]
-			s.mu.Unlock()
-			if inTask || s.canAsk() {
-				go s.ask(ctx, n, inTask)
-			}
+			go func() {
+				s.waitMine(n.ID)
+				s.mu.Lock()
+				inTask := s.taskAsks[n.ID]
+				s.mu.Unlock()
+				if inTask || s.canAsk() {
+					s.ask(ctx, n, inTask)
+				}
+			}()
 			return
 		}
 		if n.Told() {
 			// A limit acted, or a write was refused, while one of this
 			// server's shells runs on:
 			// told with the next result, whatever tells its end.
-			s.mu.Lock()
-			if _, ok := s.mine[n.ID]; ok && n.ID != "" && n.Time.After(start) {
-				s.pending = append(s.pending, n)
+			if n.ID == "" || !n.Time.After(start) {
+				return
 			}
-			s.mu.Unlock()
+			go func() {
+				s.waitMine(n.ID)
+				s.mu.Lock()
+				if _, ok := s.mine[n.ID]; ok {
+					s.pending = append(s.pending, n)
+				}
+				s.mu.Unlock()
+			}()
 			return
 		}
 		if s.notify == "none" {
