@@ -131,7 +131,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		Spec:             spec,
 		RootlessEUID:     !fullRoot(),
 		RootlessCgroups:  !ownCgroups(),
-		UseSystemdCgroup: !ownCgroups() && delegatedLimits(),
+		UseSystemdCgroup: delegatedLimits(), // never as root: delegated() is empty there
 	})
 	if err == nil {
 		ownDevices(cfg)

@@ -47,8 +47,9 @@ var delegated = sync.OnceValue(func() delegation {
 	return findDelegation("/sys/fs/cgroup", os.Getuid(), os.Getenv("XDG_RUNTIME_DIR"), os.Getenv("DBUS_SESSION_BUS_ADDRESS"))
 })
 
-// findDelegation looks under root (the cgroup v2 mount) for user uid's
-// manager, and for its bus in runtimeDir (or the session bus address).
+// findDelegation looks under root (the cgroup v2 mount, with systemd as
+// init) for user uid's manager, and for its bus in runtimeDir (or the
+// session bus address).
 func findDelegation(root string, uid int, runtimeDir, busAddr string) delegation {
 	var st unix.Statfs_t
 	if unix.Statfs(root, &st) != nil || st.Type != unix.CGROUP2_SUPER_MAGIC {
@@ -59,6 +60,12 @@ func findDelegation(root string, uid int, runtimeDir, busAddr string) delegation
 	}
 	u := strconv.Itoa(uid)
 	manager := filepath.Join(root, "user.slice", "user-"+u+".slice", "user@"+u+".service")
+	return managerDelegation(manager, uid, runtimeDir, busAddr)
+}
+
+// managerDelegation reads what the manager's cgroup (a directory uid must
+// own) delegates, where the user's bus is a socket.
+func managerDelegation(manager string, uid int, runtimeDir, busAddr string) delegation {
 	var mst unix.Stat_t
 	if unix.Stat(manager, &mst) != nil || int(mst.Uid) != uid {
 		return delegation{} // no manager, or its cgroup is not the user's

@@ -4,39 +4,55 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
-// TestFindDelegation: a user's manager cgroup that the user owns, on a
-// cgroup v2 mount, with its bus, gives its controllers; anything short of
-// that gives none. The cgroup v2 mount is faked by the test only where
-// the machine has one; the rest of the rules are checked anyway.
+// TestFindDelegation: a directory that is no cgroup2 mount delegates
+// nothing; a user's manager cgroup that the user owns, with its bus a
+// socket, gives its controllers; anything short of that gives none.
+// (The whole lookup on a real systemd host: hack/lab/cgroup2.sh.)
 func TestFindDelegation(t *testing.T) {
-	if d := findDelegation(t.TempDir(), os.Getuid(), "", ""); d.has("memory") || len(d.controllers) != 0 {
+	if d := findDelegation(t.TempDir(), os.Getuid(), "", ""); len(d.controllers) != 0 {
 		t.Errorf("a directory that is no cgroup2 mount: %+v", d)
 	}
 	d := delegation{controllers: []string{"cpuset", "cpu", "io", "memory", "pids"}}
-	if !d.has("memory", "pids") || !d.has("cpu") || d.has("hugetlb") {
+	if !d.has("memory", "pids") || !d.has("cpu") || d.has("hugetlb") || (delegation{}).has("memory") {
 		t.Errorf("has: %+v", d)
 	}
-	if (delegation{}).has("memory") {
-		t.Error("no delegation has memory")
+
+	manager, run := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(manager, "cgroup.controllers"), []byte("cpu memory pids\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	// The bus: a socket at $XDG_RUNTIME_DIR/bus or named by the address.
-	run := t.TempDir()
-	l, err := net.Listen("unix", filepath.Join(run, "bus"))
+	bus := filepath.Join(run, "bus")
+	uid := os.Getuid()
+	if d := managerDelegation(manager, uid, run, ""); len(d.controllers) != 0 {
+		t.Errorf("no bus yet: %+v", d)
+	}
+	if err := os.WriteFile(bus, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if d := managerDelegation(manager, uid, run, ""); len(d.controllers) != 0 {
+		t.Errorf("a bus that is a file, not a socket: %+v", d)
+	}
+	os.Remove(bus)
+	l, err := net.Listen("unix", bus)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err != nil {
-		t.Log("no cgroup v2 here: the manager lookup is tested in the cgroup-v2 lab (hack/lab/cgroup2.sh)")
-		return
+	want := delegation{controllers: []string{"cpu", "memory", "pids"}, bus: bus}
+	if d := managerDelegation(manager, uid, run, ""); !reflect.DeepEqual(d, want) {
+		t.Errorf("$XDG_RUNTIME_DIR/bus: %+v, want %+v", d, want)
 	}
-	if _, err := os.Stat("/run/systemd/system"); err != nil {
-		t.Log("systemd is not the init here: the manager lookup is tested in the cgroup-v2 lab")
-		return
+	if d := managerDelegation(manager, uid, "", "unix:path="+bus+",guid=0123"); !reflect.DeepEqual(d, want) {
+		t.Errorf("DBUS_SESSION_BUS_ADDRESS: %+v, want %+v", d, want)
 	}
-	got := findDelegation("/sys/fs/cgroup", os.Getuid(), run, "")
-	t.Logf("this machine: %+v", got)
+	if d := managerDelegation(manager, uid+1, run, ""); len(d.controllers) != 0 {
+		t.Errorf("a manager cgroup another user owns: %+v", d)
+	}
+	if d := managerDelegation(filepath.Join(manager, "missing"), uid, run, ""); len(d.controllers) != 0 {
+		t.Errorf("no manager: %+v", d)
+	}
 }

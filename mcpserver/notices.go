@@ -81,8 +81,8 @@ func (s *server) watchNotices(ctx context.Context) {
 			// A limit acted, or a write was refused, while one of this
 			// server's shells runs on:
 			// told with the next result, whatever tells its end.
-			if n.ID == "" || !n.Time.After(start) {
-				return
+			if n.ID == "" || n.Session != s.session || !n.Time.After(start) {
+				return // not a shell this server started or took over
 			}
 			go func() {
 				s.waitMine(n.ID)
