@@ -244,7 +244,7 @@ type ctr struct {
 // not the process, so that thread must outlive the container.
 func (sh *ctr) run(started chan<- error) {
 	runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
-	if err := sh.c.Run(sh.p); err != nil {
+	if err := runPrimed(sh.c, sh.p); err != nil {
 		started <- err
 		return
 	}
@@ -272,6 +272,33 @@ func (sh *ctr) run(started chan<- error) {
 		waitOOMTold(sh.c, &sh.oomTold)
 	}
 	close(sh.done)
+}
+
+// The cgroup library (opencontainers/cgroups v0.1.0) learns some file
+// names on its first Set and keeps them in shared fields without a lock
+// (BlkioGroup.detectWeightFilenames), so two first starts at once in one
+// process, as serve makes them, race there. Until one start has succeeded,
+// starts go one at a time; after it the fields are only read.
+var (
+	primeMu sync.Mutex
+	primed  atomic.Bool
+)
+
+func runPrimed(c *libcontainer.Container, p *libcontainer.Process) error {
+	if primed.Load() {
+		return c.Run(p)
+	}
+	primeMu.Lock()
+	if primed.Load() {
+		primeMu.Unlock()
+		return c.Run(p)
+	}
+	defer primeMu.Unlock()
+	err := c.Run(p)
+	if err == nil {
+		primed.Store(true)
+	}
+	return err
 }
 
 func (sh *ctr) Pid() int {
