@@ -92,6 +92,13 @@ type Spec struct {
 	// Limits.Memory (as root): whether or not the shell ends with it.
 	MemoryKills func(OOMKill)
 
+	// Held makes a container's init without its command (a warm
+	// sandbox): it waits on Sockets, which must be set, until the factory
+	// gives it the command, the working directory and the streams
+	// (netrelay.Factory.Command, with Args). Command, Argv, the streams,
+	// Terminal and FS.Start are then unused. The process runner refuses it.
+	Held bool
+
 	// Limits bound the shell, by its cgroup where cshell makes one (see
 	// LimitsEnforcement); otherwise the runner applies what the kernel can
 	// hold per shell (the processes of its user namespace) and leaves

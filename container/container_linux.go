@@ -116,6 +116,9 @@ func ownDevices(cfg *configs.Config) {
 }
 
 func (r *containerRunner) Start(s *Spec) (Shell, error) {
+	if s.Held && (s.Sockets == nil || s.Terminal) {
+		return nil, fmt.Errorf("%w: a held shell needs a socket factory and no terminal", ErrSandbox)
+	}
 	spec, checks, err := r.spec(s)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
@@ -149,7 +152,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	}
 	nnp := true
 	p := &libcontainer.Process{
-		Args:            pid1Args(checks, s.AllowUserNamespaces, s.QuietWrites, s.args(hostLookPath)),
+		Args:            pid1Args(checks, s.AllowUserNamespaces, s.QuietWrites, s.Held, s.args(hostLookPath)),
 		Env:             s.Env,
 		Cwd:             s.FS.Start,
 		NoNewPrivileges: &nnp,
@@ -657,7 +660,7 @@ func identify(path string) (string, error) {
 
 // pid1Args is PID 1's command line: the mount checks, whether the shell
 // may make user namespaces (the other syscall filter), then the command.
-func pid1Args(checks []mountCheck, allowUserns, quietWrites bool, command []string) []string {
+func pid1Args(checks []mountCheck, allowUserns, quietWrites, held bool, command []string) []string {
 	args := append([]string{initPath, pid1Arg}, checkArgs(checks)...)
 	if allowUserns {
 		args = append(args, "--allow-userns")
@@ -670,7 +673,17 @@ func pid1Args(checks []mountCheck, allowUserns, quietWrites bool, command []stri
 	if quietWrites {
 		args = append(args, "--quiet-writes")
 	}
+	if held {
+		return append(args, "--held") // the command comes on fd 3
+	}
 	return append(append(args, "--"), command...)
+}
+
+// Args are the words a held init runs (Spec.Held): the command line
+// with bash -c, or argv as given.
+func Args(command string, argv []string) []string {
+	s := Spec{Command: command, Argv: argv}
+	return s.args(hostLookPath)
 }
 
 // checkArgs are PID 1's arguments that list the checks, one a mount:

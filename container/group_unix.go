@@ -27,6 +27,9 @@ var _ Runner = processRunner{}
 func (processRunner) Isolation() Isolation { return Process }
 
 func (processRunner) Start(s *Spec) (Shell, error) {
+	if s.Held {
+		return nil, fmt.Errorf("%w: a process-group shell cannot be held", ErrSandbox)
+	}
 	argv := shellArgs(exec.LookPath, s.Command)
 	if len(s.Argv) > 0 {
 		// The program is found in the shell's PATH, not cshell's, and a

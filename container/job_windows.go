@@ -21,6 +21,9 @@ var _ Runner = processRunner{}
 func (processRunner) Isolation() Isolation { return Process }
 
 func (processRunner) Start(s *Spec) (Shell, error) {
+	if s.Held {
+		return nil, fmt.Errorf("%w: a process-group shell cannot be held", ErrSandbox)
+	}
 	job, err := windows.CreateJobObject(nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("create job object: %w", err)

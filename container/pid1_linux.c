@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,13 @@ static int status_code(int ws)
 #define FACTORY_FD 3
 #define MAX_BATCH 64
 
+// A held PID 1 (--held) is made before its command is known (a warm
+// sandbox): the request "c" brings the command, its working directory and
+// its three streams, once, before "g" or "G".
+#define MAX_COMMAND (8 << 20)
+static int held;
+static char **held_argv;
+
 static int allow_userns;
 static int host_root; // started by the host's root (--root)
 static int tell_writes = 1; // hand opens with write intent over (not --quiet-writes)
@@ -66,21 +74,105 @@ static int is_pipe(int fd)
 	return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
 }
 
+static int open_plain(const char *path);
+
+// take_command reads the rest of a "c" request: a 4-byte length (host
+// order), then the working directory and each word of the command, each
+// ended by a NUL; streams are the descriptors that came with it, which
+// become 0, 1 and 2. It returns 0 or an errno to answer; -1 ends PID 1
+// (a request cshell never makes: the stream cannot be trusted after it).
+static int take_command(int *streams, int nstreams)
+{
+	uint32_t len;
+	char *buf, *p, *end;
+	int words = 0, i, dir;
+
+	if (!held || held_argv || nstreams != 3)
+		return -1;
+	if (recv(FACTORY_FD, &len, sizeof(len), MSG_WAITALL) != sizeof(len) || len < 4 || len > MAX_COMMAND)
+		return -1;
+	buf = malloc(len);
+	if (!buf || recv(FACTORY_FD, buf, len, MSG_WAITALL) != (ssize_t)len || buf[len - 1] != 0)
+		return -1;
+	for (p = buf, end = buf + len; p < end; p += strlen(p) + 1)
+		words++;
+	if (words < 2 || !buf[0] || !buf[strlen(buf) + 1])
+		return EINVAL; // no directory, or no program
+	held_argv = calloc(words, sizeof(char *)); // words-1 arguments and the NULL
+	if (!held_argv)
+		return ENOMEM;
+	for (i = 0, p = buf + strlen(buf) + 1; p < end; p += strlen(p) + 1)
+		held_argv[i++] = p;
+	// The directory is looked up with no symbolic link on the way, as
+	// the mounts' checks are.
+	dir = open_plain(buf);
+	if (dir < 0)
+		return errno ? errno : ENOENT;
+	if (fchdir(dir) < 0) {
+		int e = errno;
+		close(dir);
+		return e;
+	}
+	close(dir);
+	for (i = 0; i < 3; i++) {
+		if (streams[i] != i && dup2(streams[i], i) < 0)
+			return errno;
+	}
+	for (i = 0; i < 3; i++) {
+		if (streams[i] > 2)
+			close(streams[i]);
+		streams[i] = -1;
+	}
+	return 0;
+}
+
 // serve_factory answers one request; it returns -1 when the peer is gone,
 // 1 for "g" (start the command), else 0.
 static int serve_factory(void)
 {
 	unsigned char req[2];
-	int fds[MAX_BATCH], n = 0, family, i;
+	int fds[MAX_BATCH], n = 0, family, i, in[3], nin = 0;
 	unsigned char status = 0;
-	char cbuf[CMSG_SPACE(sizeof(fds))];
+	char cbuf[CMSG_SPACE(sizeof(fds))], inbuf[CMSG_SPACE(sizeof(in))];
 	struct iovec iov = { .iov_base = &status, .iov_len = 1 };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t got = recv(FACTORY_FD, req, sizeof(req), MSG_WAITALL);
+	struct iovec riov = { .iov_base = req, .iov_len = sizeof(req) };
+	struct msghdr rmsg = { .msg_iov = &riov, .msg_iovlen = 1, .msg_control = inbuf, .msg_controllen = sizeof(inbuf) };
+	struct cmsghdr *rc;
+	ssize_t got = recvmsg(FACTORY_FD, &rmsg, MSG_WAITALL | MSG_CMSG_CLOEXEC);
 
 	if (got <= 0)
 		return -1;
-	if (got == 2 && req[0] == 'g') {
+	for (rc = CMSG_FIRSTHDR(&rmsg); rc; rc = CMSG_NXTHDR(&rmsg, rc)) {
+		if (rc->cmsg_level == SOL_SOCKET && rc->cmsg_type == SCM_RIGHTS) {
+			int k = (rc->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			for (i = 0; i < k; i++) {
+				int fd;
+				memcpy(&fd, CMSG_DATA(rc) + i * sizeof(int), sizeof(int));
+				if (nin < 3)
+					in[nin++] = fd;
+				else
+					close(fd);
+			}
+		}
+	}
+	if ((rmsg.msg_flags & MSG_CTRUNC) || (nin > 0 && (got != 2 || req[0] != 'c'))) {
+		for (i = 0; i < nin; i++)
+			close(in[i]);
+		return -1; // descriptors cshell never sends with such a request
+	}
+	if (got == 2 && req[0] == 'c') {
+		int r = take_command(in, nin);
+		for (i = 0; i < nin; i++)
+			if (in[i] >= 0)
+				close(in[i]);
+		if (r < 0)
+			return -1;
+		status = r;
+		n = 0;
+	} else if (got == 2 && (req[0] == 'g' || req[0] == 'G') && held && !held_argv) {
+		status = EINVAL; // no command yet
+	} else if (got == 2 && req[0] == 'g') {
 		n = 0; // go: answered below; the caller starts the command
 	} else if (got == 2 && req[0] == 'G') {
 		int listener = cshell_seccomp(allow_userns, 1, host_root, tell_writes);
@@ -279,11 +371,15 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 		argv++;
 		argc--;
 	}
+	if (argc == 3 && strcmp(argv[2], "--held") == 0) { // the command comes later ("c")
+		held = 1;
+		argc--;
+	}
 	if (argc >= 3 && strcmp(argv[2], "--") == 0) { // the command follows, whatever its words
 		argv++;
 		argc--;
 	}
-	if (argc < 3)
+	if (argc < 3 && !held)
 		_exit(125);
 
 	// The command runs as our user: were we dumpable, it could ptrace us
@@ -316,6 +412,8 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 			close(FACTORY_FD);
 	}
 	close_from(events >= 0 ? EVENTS_FD + 1 : factory ? FACTORY_FD + 1 : FACTORY_FD);
+	if (held && !factory)
+		_exit(125);
 	if (factory) {
 		fcntl(FACTORY_FD, F_SETFD, FD_CLOEXEC); // the command must not inherit it
 		// Serve until "g"; a supervisor that hangs up first ends the shell.
@@ -348,11 +446,12 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 		if (isatty(0))
 			tcsetpgrp(0, getpid());
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		if (strchr(argv[2], '/'))
-			execve(argv[2], &argv[2], envp);
+		char **cmd = held ? held_argv : &argv[2];
+		if (strchr(cmd[0], '/'))
+			execve(cmd[0], cmd, envp);
 		else
-			exec_path(&argv[2], envp); // returns only when none could run
-		fprintf(stderr, "cshell: cannot run %s: %s\n", argv[2], strerror(errno));
+			exec_path(cmd, envp); // returns only when none could run
+		fprintf(stderr, "cshell: cannot run %s: %s\n", cmd[0], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	setpgid(child, child); // also here, so that no signal can miss the group

@@ -2,11 +2,13 @@ package netrelay
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -264,6 +266,59 @@ func (f *Factory) Start() error {
 	_, err := f.start('g')
 	return err
 }
+
+// Command gives a held init (container.Spec.Held) its command: the
+// working directory inside, the words to run, and the three streams,
+// which it takes as its own 0, 1 and 2. Once, before Start or
+// StartEgress.
+func (f *Factory) Command(dir string, argv []string, stdin, stdout, stderr *os.File) error {
+	var payload []byte
+	for _, w := range append([]string{dir}, argv...) {
+		if strings.IndexByte(w, 0) >= 0 {
+			return fmt.Errorf("give the shell its command: a NUL byte in %q", w)
+		}
+		payload = append(append(payload, w...), 0)
+	}
+	if len(payload) > maxCommand {
+		return fmt.Errorf("give the shell its command: %d bytes, more than the %d the init takes", len(payload), maxCommand)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sock == nil {
+		return net.ErrClosed
+	}
+	fd := int(f.sock.Fd())
+	head := []byte{'c', 0, 0, 0, 0, 0}
+	binary.NativeEndian.PutUint32(head[2:], uint32(len(payload)))
+	rights := unix.UnixRights(int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd()))
+	if err := unix.Sendmsg(fd, head[:2], rights, nil, 0); err != nil {
+		return fmt.Errorf("give the shell its command: %w", err)
+	}
+	for _, b := range [][]byte{head[2:], payload} {
+		for len(b) > 0 {
+			n, err := unix.Write(fd, b)
+			if err != nil {
+				return fmt.Errorf("give the shell its command: %w", err)
+			}
+			b = b[n:]
+		}
+	}
+	if !readable(fd, answerTimeout) {
+		f.late++
+		return fmt.Errorf("give the shell its command: %w", errNoAnswer)
+	}
+	status := make([]byte, 1)
+	if n, err := unix.Read(fd, status); err != nil || n != 1 {
+		return fmt.Errorf("give the shell its command: the shell's init did not answer (%v)", err)
+	}
+	if status[0] != 0 {
+		return fmt.Errorf("give the shell its command: %w", unix.Errno(status[0]))
+	}
+	return nil
+}
+
+// maxCommand bounds a held init's command (pid1_linux.c's MAX_COMMAND).
+const maxCommand = 8 << 20
 
 // StartEgress starts the command as Start does, once the init has put
 // the syscall filter on with the egress's calls (outbound connects, new

@@ -25,6 +25,9 @@ func (*Factory) Listen(netip.AddrPort) (net.Listener, error) { return nil, ErrNo
 // ListenUDP fails: see Factory.
 func (*Factory) ListenUDP(netip.AddrPort) (*net.UDPConn, error) { return nil, ErrNoFactory }
 
+// Command fails: see Factory.
+func (*Factory) Command(string, []string, *os.File, *os.File, *os.File) error { return ErrNoFactory }
+
 // Start fails: see Factory.
 func (*Factory) Start() error { return ErrNoFactory }
 

@@ -3,8 +3,10 @@ package sandbox
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -58,6 +60,11 @@ func helper(part string, args []string) int {
 			c.Close()
 			fmt.Printf("dial %s: ok\n", a)
 		}
+	case "where": // its directory, arguments and what stdin holds
+		dir, err := os.Getwd()
+		in, _ := io.ReadAll(os.Stdin)
+		fmt.Printf("dir %s %v args %q stdin %q\n", dir, err, args, in)
+		fmt.Fprintf(os.Stderr, "to stderr\n")
 	case "unshare":
 		fmt.Printf("unshare: %v\n", syscall.Unshare(syscall.CLONE_NEWUSER))
 	case "gated-unshare": // GATE: once the file GATE exists
@@ -145,7 +152,11 @@ func (r *initRunner) start(s *container.Spec) (container.Shell, error) {
 	if s.QuietWrites {
 		args = append(args, "--quiet-writes")
 	}
-	args = append(append(args, "--", os.Args[0]), r.args...)
+	if s.Held {
+		args = append(args, "--held") // the command comes with Begin
+	} else {
+		args = append(append(args, "--", os.Args[0]), r.args...)
+	}
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = s.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.Stdin, &r.out, &r.out
@@ -221,7 +232,9 @@ func (r *initRunner) interpose(sockets *os.File) (*os.File, error) {
 		defer unix.Shutdown(outer, unix.SHUT_RDWR)   // the factory hears the init's end
 		for {
 			req := make([]byte, 2)
-			if n, err := unix.Read(outer, req); n != 2 || err != nil {
+			oob := make([]byte, unix.CmsgSpace(3*4))
+			n, oobn, _, _, err := unix.Recvmsg(outer, req, oob, unix.MSG_CMSG_CLOEXEC|unix.MSG_WAITALL)
+			if n != 2 || err != nil {
 				return
 			}
 			r.mu.Lock()
@@ -230,12 +243,41 @@ func (r *initRunner) interpose(sockets *os.File) (*os.File, error) {
 			if req[0] == 'g' || req[0] == 'G' {
 				r.atStart(req[0])
 			}
-			if _, err := unix.Write(pair[0], req); err != nil {
+			var in []int
+			if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+				for i := range msgs {
+					if got, err := unix.ParseUnixRights(&msgs[i]); err == nil {
+						in = append(in, got...)
+					}
+				}
+			}
+			var inRights []byte
+			if len(in) > 0 {
+				inRights = unix.UnixRights(in...)
+			}
+			err = unix.Sendmsg(pair[0], req, inRights, nil, 0)
+			for _, fd := range in {
+				unix.Close(fd)
+			}
+			if err != nil {
 				return
 			}
+			if req[0] == 'c' { // the command: a length, then that many bytes
+				head := make([]byte, 4)
+				if n, _, err := unix.Recvfrom(outer, head, unix.MSG_WAITALL); n != 4 || err != nil {
+					return
+				}
+				body := make([]byte, binary.NativeEndian.Uint32(head))
+				if n, _, err := unix.Recvfrom(outer, body, unix.MSG_WAITALL); n != len(body) || err != nil {
+					return
+				}
+				if _, err := unix.Write(pair[0], append(head, body...)); err != nil {
+					return
+				}
+			}
 			status := make([]byte, 1)
-			oob := make([]byte, unix.CmsgSpace(64*4))
-			n, oobn, _, _, err := unix.Recvmsg(pair[0], status, oob, unix.MSG_CMSG_CLOEXEC)
+			oob = make([]byte, unix.CmsgSpace(64*4))
+			n, oobn, _, _, err = unix.Recvmsg(pair[0], status, oob, unix.MSG_CMSG_CLOEXEC)
 			if n != 1 || err != nil {
 				return
 			}

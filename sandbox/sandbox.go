@@ -68,6 +68,12 @@ type Options struct {
 	AllowUserNamespaces bool
 	// QuietWrites: refused writes are not told (container.Spec).
 	QuietWrites bool
+	// Held starts a container shell without its command (a warm sandbox):
+	// everything around it is made, and the command waits for Begin, which
+	// gives it the command, its directory and its streams. Command, Argv,
+	// the streams and Terminal are then unused.
+	Held bool
+
 	// Refused hears of what the syscall filter refused that a flag would
 	// allow (the first user namespace), and of each process the memory
 	// limit's OOM killer ended (Method "memory"), to record or to tell.
@@ -115,6 +121,13 @@ type Sandbox struct {
 	// The calls the filter hands over are answered until Close.
 	endCalls context.CancelFunc
 	calls    sync.WaitGroup
+
+	// begin lets the command run: the factory's start step, and the
+	// answering of the calls the filter hands over. Start calls it, or
+	// Begin for a held shell.
+	begin func() error
+	begun sync.Once
+	held  bool
 }
 
 // ErrNotExposed ends a relayed connection to a reached address that is no
@@ -132,8 +145,12 @@ func Start(runner container.Runner, o Options) (*Sandbox, error) {
 		}
 	}
 	var err error
-	s := &Sandbox{iso: runner.Isolation()}
+	s := &Sandbox{iso: runner.Isolation(), held: o.Held}
 	inside := s.iso == container.Container
+	if o.Held && (!inside || o.Terminal) {
+		closeListeners()
+		return nil, fmt.Errorf("%w: only a container shell without a terminal can be held", container.ErrSandbox)
+	}
 	if !inside {
 		// Its servers bind this machine's ports themselves: nothing to
 		// relay, reach or proxy.
@@ -154,7 +171,7 @@ func Start(runner container.Runner, o Options) (*Sandbox, error) {
 		events = w                  // closed right after the start: the init has its own copy
 		go readEvents(r, o.Refused) // ends when the init closes its end
 	}
-	if inside && (len(o.Exposes) > 0 || len(o.Reach) > 0 || o.Proxy != nil || o.Probes) {
+	if inside && (len(o.Exposes) > 0 || len(o.Reach) > 0 || o.Proxy != nil || o.Probes || o.Held) {
 		parent, child, err := socketPair()
 		if err != nil {
 			closeListeners()
@@ -170,7 +187,10 @@ func Start(runner container.Runner, o Options) (*Sandbox, error) {
 		ID: o.ID, Command: o.Command, Argv: o.Argv, Env: o.Env, FS: o.FS,
 		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Terminal: o.Terminal,
 		Sockets: sockets, Events: events, Limits: o.Limits, AllowUserNamespaces: o.AllowUserNamespaces, QuietWrites: o.QuietWrites,
-		Resolver: egress,
+		Resolver: egress, Held: o.Held,
+	}
+	if o.Held {
+		spec.Stdin, spec.Stdout, spec.Stderr = nil, nil, nil
 	}
 	if o.Refused != nil && o.Limits.Memory > 0 {
 		spec.MemoryKills = func(k container.OOMKill) { o.Refused(MemoryViolation(o.Limits.Memory, k)) }
@@ -220,26 +240,60 @@ func Start(runner container.Runner, o Options) (*Sandbox, error) {
 		s.relay(ctx, inner, t)
 	}
 	if o.Proxy == nil {
-		if err := s.factory.Start(); err != nil {
+		s.begin = s.factory.Start
+	} else {
+		if err := s.serveProxy(ctx, o.Proxy); err != nil {
 			return fail(err)
 		}
+		eg, err := s.prepareEgress(ctx, o.Proxy, o.MaxConnections)
+		if err != nil {
+			return fail(err)
+		}
+		s.begin = func() error {
+			listener, err := s.factory.StartEgress()
+			if err != nil {
+				return err
+			}
+			if listener != nil { // nil: a kernel without user notification
+				s.serveCalls(ctx, eg, listener, o.FS, o.Refused)
+			}
+			return nil
+		}
+	}
+	if o.Held {
 		return s, nil
 	}
-	if err := s.serveProxy(ctx, o.Proxy); err != nil {
+	if err := s.begin(); err != nil {
 		return fail(err)
-	}
-	eg, err := s.prepareEgress(ctx, o.Proxy, o.MaxConnections)
-	if err != nil {
-		return fail(err)
-	}
-	listener, err := s.factory.StartEgress()
-	if err != nil {
-		return fail(err)
-	}
-	if listener != nil { // nil: a kernel without user notification
-		s.serveCalls(ctx, eg, listener, o.FS, o.Refused)
 	}
 	return s, nil
+}
+
+// ErrBegun refuses a second Begin, or a Begin of a shell that was not
+// held.
+var ErrBegun = errors.New("the shell was not held, or has its command already")
+
+// Begin gives a held shell (Options.Held) its command and lets it run:
+// command runs with bash -c, or argv as given; dir is the working
+// directory inside, looked up with no symbolic link on the way; the
+// streams become the command's 0, 1 and 2 (the caller may close its
+// copies when Begin returns). On an error the shell is closed.
+func (s *Sandbox) Begin(command string, argv []string, dir string, stdin, stdout, stderr *os.File) error {
+	err := ErrBegun
+	s.begun.Do(func() {
+		if !s.held {
+			return
+		}
+		err = s.factory.Command(dir, container.Args(command, argv), stdin, stdout, stderr)
+		if err == nil {
+			err = s.begin()
+		}
+		if err != nil {
+			s.Close()
+			err = fmt.Errorf("%w: %w", container.ErrSandbox, err)
+		}
+	})
+	return err
 }
 
 func (s *Sandbox) relay(ctx context.Context, l net.Listener, t netrelay.Target) {
