@@ -75,6 +75,7 @@ type server struct {
 
 	slots   chan struct{} // one a foreground call that runs (shells.maxForegroundCalls)
 	waiting atomic.Int64  // foreground calls waiting for a slot
+	warm    *shells.Warm  // a sandbox made ahead for the next foreground call
 }
 
 // words name the tools' arguments in cshell's sentences.
@@ -113,7 +114,9 @@ func Serve(ctx context.Context, m *shells.Manager, o Options) error {
 	s := &server{m: m, o: o, session: session, notify: cfg.Notify(), workdir: fsys.Workdir,
 		ctx: ctx, mine: map[string]string{}, calls: map[string]context.CancelFunc{}, asking: map[string]bool{}, taskAsks: map[string]bool{}, runs: map[string]*fgRun{}, dirMark: newDirMark(),
 		adopted: map[string]bool{}, reattach: reattach,
-		slots: make(chan struct{}, cfg.MaxForegroundCalls())}
+		slots: make(chan struct{}, cfg.MaxForegroundCalls()), warm: shells.NewWarm()}
+	defer s.warm.Close()
+	s.o.Run.Warm = s.warm
 	var taskTools []string
 	caps := &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}
 	if s.notify == policy.DefaultNotify { // wake: a background shell may be a task
@@ -143,6 +146,12 @@ func Serve(ctx context.Context, m *shells.Manager, o Options) error {
 	s.mu.Unlock()
 	go s.watchNotices(ctx)
 	go s.watchTasks(ctx)
+	// The first call's sandbox, made while the client starts: a call
+	// whose plan differs (a client that can be asked, another cwd's
+	// limits) starts cold, and the next is made for it.
+	first := s.o.Run
+	first.Session, first.Words, first.FS.Start = s.session, words, s.dir()
+	s.warm.Prepare(first)
 	go func() { <-ctx.Done(); ss.Close() }() // a signal ends the session
 	waited := make(chan error, 1)
 	go func() { waited <- ss.Wait() }()

@@ -21,6 +21,7 @@ type Wiring struct {
 	Listeners []net.Listener
 	Reach     []sandbox.Reach // the session's exposed ports, for a foreground shell
 	Probes    bool            // a way into the shell's network for readiness probes
+	Held      bool            // made before its command (a warm sandbox: sandbox.Options.Held)
 	// Refused hears of what the syscall filter refused and of OOM kills;
 	// Record of each request the proxy refused; Asking of each request
 	// that starts to wait for a grant.
@@ -40,6 +41,7 @@ func (p *Plan) Options(w Wiring) sandbox.Options {
 		Stdin: w.Stdin, Stdout: w.Stdout, Stderr: w.Stderr, Terminal: w.Terminal,
 		MaxConnections: p.MaxConnections, Reach: w.Reach, Probes: w.Probes,
 		Limits: p.Limits, AllowUserNamespaces: p.AllowUserNamespaces, QuietWrites: p.QuietWrites, Refused: w.Refused,
+		Held: w.Held,
 	}
 	for i, l := range w.Listeners {
 		if i < len(p.Exposes) {

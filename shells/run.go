@@ -48,6 +48,10 @@ type RunOptions struct {
 	// command that runs): the MCP server runs a model's command line
 	// inside a line of its own.
 	Shown string
+	// Warm, when set, may hold a sandbox made ahead for this run (see
+	// Warm); the run takes it when its plan makes the same sandbox, and
+	// asks for the next one once it ended.
+	Warm *Warm
 }
 
 // Run runs a command in the foreground and returns its exit code (128+N
@@ -131,9 +135,24 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 	defer signal.Stop(sigs)
 
 	o.Log.Debug("starting the shell", "isolation", p.Isolation, "workdir", p.FS.Workdir, "exposes", len(listeners), "reach", len(reach), "proxy", so.Proxy != nil)
-	box, err := startSandbox(p, so)
-	if err != nil {
-		return 0, err
+	var box *sandbox.Sandbox
+	if o.Warm != nil {
+		defer o.Warm.Prepare(o) // the next run's, once this one ended
+		if !terminal && len(listeners) == 0 && p.Namespaced {
+			if wb := o.Warm.take(p.SandboxKey(), reach); wb != nil {
+				defer wb.release()
+				if err := wb.begin(p, w, stdio); err != nil {
+					o.Log.Debug("the warm sandbox failed; starting cold", "err", err)
+				} else {
+					box = wb.box
+				}
+			}
+		}
+	}
+	if box == nil {
+		if box, err = startSandbox(p, so); err != nil {
+			return 0, err
+		}
 	}
 	started := time.Now()
 	defer box.Close()
