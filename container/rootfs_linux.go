@@ -276,3 +276,36 @@ func prepareShared(path, text string) error {
 	}
 	return err
 }
+
+// CountRunning counts this user's running containers whose id starts
+// with prefix and whose owner (sandbox.NewID's PID) lives: cshell doctor
+// tells the warm sandboxes of the MCP servers that way.
+func CountRunning(prefix string) int {
+	dir, err := runtimeDir()
+	if err != nil {
+		return 0
+	}
+	stateRoot := filepath.Join(dir, "containers")
+	entries, err := os.ReadDir(stateRoot)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		parts := strings.SplitN(e.Name(), "-", 3)
+		if len(parts) != 3 || parts[0] != prefix {
+			continue
+		}
+		pid, err := strconv.Atoi(parts[1])
+		info, ierr := e.Info()
+		if err != nil || pid <= 0 || ierr != nil || ownerGone(pid, info.ModTime()) {
+			continue
+		}
+		if c, err := libcontainer.Load(stateRoot, e.Name()); err == nil {
+			if st, err := c.Status(); err == nil && (st == libcontainer.Running || st == libcontainer.Created) {
+				n++
+			}
+		}
+	}
+	return n
+}

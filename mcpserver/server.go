@@ -114,8 +114,11 @@ func Serve(ctx context.Context, m *shells.Manager, o Options) error {
 	s := &server{m: m, o: o, session: session, notify: cfg.Notify(), workdir: fsys.Workdir,
 		ctx: ctx, mine: map[string]string{}, calls: map[string]context.CancelFunc{}, asking: map[string]bool{}, taskAsks: map[string]bool{}, runs: map[string]*fgRun{}, dirMark: newDirMark(),
 		adopted: map[string]bool{}, reattach: reattach,
-		slots: make(chan struct{}, cfg.MaxForegroundCalls()), warm: shells.NewWarm()}
-	defer s.warm.Close()
+		slots: make(chan struct{}, cfg.MaxForegroundCalls())}
+	if cfg.Warm() {
+		s.warm = shells.NewWarm()
+		defer s.warm.Close()
+	}
 	s.o.Run.Warm = s.warm
 	var taskTools []string
 	caps := &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}

@@ -179,6 +179,14 @@ type SandboxConfig struct {
 	// refuses (each open with write intent is handed to cshell, which
 	// costs some microseconds); default true.
 	TellRefusedWrites *bool `json:"tellRefusedWrites,omitempty"`
+	// Warm lets cshell serve keep one sandbox made ahead for its next
+	// foreground call; default true.
+	Warm *bool `json:"warm,omitempty"`
+}
+
+// Warm reports whether cshell serve makes sandboxes ahead (default true).
+func (c *Config) Warm() bool {
+	return c.Sandbox.Warm == nil || *c.Sandbox.Warm
 }
 
 // TellRefusedWrites reports whether refused writes are told (default true).
@@ -265,7 +273,7 @@ var schema = map[string]map[string]bool{
 	"filesystem": {"allowWrite": true, "denyRead": true},
 	"env":        {"pass": true},
 	"limits":     {"memory": true, "pids": true, "cpus": true},
-	"sandbox":    {"allowUserNamespaces": true, "tellRefusedWrites": true},
+	"sandbox":    {"allowUserNamespaces": true, "tellRefusedWrites": true, "warm": true},
 	"caches":     {"enabled": true, "maxBytes": true},
 }
 

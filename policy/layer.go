@@ -156,6 +156,9 @@ func Layer(global, project *Config, projectName string) (*Config, []string) {
 	if w := project.Sandbox.TellRefusedWrites; w != nil {
 		out.Sandbox.TellRefusedWrites = w // telling loosens nothing either way
 	}
+	if w := project.Sandbox.Warm; w != nil {
+		out.Sandbox.Warm = w // each call's sandbox is fresh either way
+	}
 	if a := project.Sandbox.AllowUserNamespaces; a != nil {
 		if *a && !global.AllowUserNamespaces() {
 			ignore("sandbox.allowUserNamespaces=true")

@@ -29,5 +29,9 @@ func Doctor(home string) container.Report {
 		c.Detail = fmt.Sprintf("package managers' and build tools' caches of container shells are kept per working directory in %s (%d so far; cshell cache lists them)", root, n)
 	}
 	r.Checks = append(r.Checks, c)
+	if r.Isolation == container.Container {
+		r.Checks = append(r.Checks, container.Check{Name: "warm sandboxes", OK: true,
+			Detail: fmt.Sprintf("%d made ahead by cshell serve wait for a foreground call (each serves one call, then ends; idle, they use no CPU)", container.CountRunning(warmPrefix))})
+	}
 	return r
 }

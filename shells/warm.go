@@ -35,6 +35,9 @@ type Warm struct {
 	Used, Missed atomic.Int64
 }
 
+// warmPrefix begins a warm sandbox's container id (doctor counts them).
+const warmPrefix = "warm"
+
 // NewWarm returns a pool with nothing made yet: Prepare makes the first.
 func NewWarm() *Warm { return &Warm{} }
 
@@ -204,7 +207,7 @@ func makeWarm(o RunOptions) *warmBox {
 		return nil
 	}
 	wb.hooks = &hooks{}
-	wiring := plan.Wiring{ID: sandbox.NewID("warm"), Reach: reach, Held: true,
+	wiring := plan.Wiring{ID: sandbox.NewID(warmPrefix), Reach: reach, Held: true,
 		Refused: wb.hooks.onRefused, Record: wb.hooks.onRecord, Asking: wb.hooks.onAsking}
 	if m != nil && p.Network.Grants {
 		wiring.Grants = m.grantsFor(p.Session, "")
