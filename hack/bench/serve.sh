@@ -12,8 +12,10 @@
 #                   registry on the first run)
 #
 # Prints per user: median, min, max (ms), runs failed, and the ratios of
-# the medians. Goal (issue 26): MCP bash true <= GOAL (2.0) x bwrap's cold
-# true. Exit status: 0 when every run succeeded and the goal is met, 1 on
+# the medians. Two servers: "warm" keeps a sandbox made ahead (the
+# default; its calls come 300 ms apart, untimed, as an agent's do) and
+# "cold" has sandbox.warm false. Goal (issue 26): a warm MCP bash true <=
+# GOAL (2.0) x bwrap's cold true. Exit status: 0 when every run succeeded and the goal is met, 1 on
 # an error or a failed run, 2 when the goal is missed.
 set -euo pipefail
 # shellcheck source=hack/bench/lib.sh
@@ -63,8 +65,10 @@ bench() {
 	dir=$W/$user
 	rt=$R/$user
 	install -d -o "$uid" -g "$gid" -m 755 "$dir"
-	install -d -o "$uid" -g "$gid" -m 700 "$rt" "$rt/tmp" "$rt/state"
-	out=$(as_user "$user" "$dir" node "$W/serve_calls.mjs" "$ROUNDS" "$SDK" "$W/cshell" "$rt/state" "$BWRAP" "$SRT") ||
+	install -d -o "$uid" -g "$gid" -m 700 "$rt" "$rt/tmp" "$rt/state" "$rt/state/warm" "$rt/state/cold"
+	echo '{ "sandbox": { "warm": false } }' >"$rt/cold.json"
+	chown "$uid:$gid" "$rt/cold.json"
+	out=$(as_user "$user" "$dir" node "$W/serve_calls.mjs" "$ROUNDS" "$SDK" "$W/cshell" "$rt/state" "$BWRAP" "$SRT" "$rt/cold.json") ||
 		die "$user: the client failed: $out"
 	echo
 	echo "# MCP bash true through cshell serve as $user (uid $uid), against cold peers"
@@ -75,8 +79,8 @@ bench() {
 	v=$(awk -F'\t' -v goal="$GOAL" -v user="$user" '
 		{ m[$1] = $2 }
 		END {
-			x = m["mcp"] / m["bwrap"]
-			printf "%s: mcp/bwrap %.2fx, mcp/srt %.2fx -> %s", user, x, m["mcp"] / m["srt"], (x <= goal ? "MET" : "NOT met")
+			x = m["warm"] / m["bwrap"]
+			printf "%s: warm/bwrap %.2fx, cold/bwrap %.2fx, warm/srt %.2fx, warm/cold %.2fx -> %s", user, x, m["cold"] / m["bwrap"], m["warm"] / m["srt"], m["warm"] / m["cold"], (x <= goal ? "MET" : "NOT met")
 		}' <<<"$out")
 	echo "# $v"
 	[[ $v != *"NOT met"* ]] || MISSED=1
@@ -85,7 +89,7 @@ bench() {
 bench root
 bench "$TEST_USER"
 echo
-echo "# goal: an MCP bash call of true <= ${GOAL}x bubblewrap's cold true (medians, same run)"
+echo "# goal: an MCP bash call of true with the warm sandbox <= ${GOAL}x bubblewrap's cold true (medians, same run)"
 ((FAILED == 0)) || exit 1
 ((MISSED == 0)) || exit 2
 exit 0
