@@ -203,7 +203,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		p.Stdin, p.Stdout, p.Stderr = s.Stdin, s.Stdout, s.Stderr
 	}
 
-	sh := &ctr{c: c, p: p, done: make(chan struct{}), memLimited: s.Limits.Memory > 0 && limitCgroups(), kills: s.MemoryKills, id: s.ID}
+	sh := &ctr{c: c, p: p, done: make(chan struct{}), memLimited: s.Limits.Memory > 0 && limitCgroups(), kills: s.MemoryKills, id: s.ID, checks: checks}
 	started := make(chan error, 1)
 	go sh.run(started)
 	if err := <-started; err != nil {
@@ -240,6 +240,20 @@ type ctr struct {
 	kills      func(OOMKill)
 	oomTold    atomic.Int64 // the kills told (watchOOM)
 	id         string
+	checks     []mountCheck // what its binds were made of
+}
+
+// Unchanged reports whether every path the shell's binds were made of is
+// still the file it was then (a held shell made a while ago: a folder
+// replaced since, or a link put on its way, would make a cold start bind
+// something else).
+func (sh *ctr) Unchanged() bool {
+	for _, c := range sh.checks {
+		if id, err := identify(c.src); err != nil || id != c.id {
+			return false
+		}
+	}
+	return true
 }
 
 // run starts the container and waits for it on one locked OS thread. The
@@ -518,7 +532,7 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 			return err
 		}
 		extra = append(extra, specs.Mount{Destination: dest, Type: "bind", Source: src, Options: opts})
-		checks = append(checks, mountCheck{path: dest, id: id})
+		checks = append(checks, mountCheck{path: dest, id: id, src: src})
 		dests[dest] = true
 		return nil
 	}
@@ -631,8 +645,9 @@ func (r *containerRunner) visible(fsys policy.Filesystem) bool {
 // would have had another directory bound, or a hidden path bound
 // elsewhere. PID 1 checks, and refuses to run the command (exit 125).
 type mountCheck struct {
-	path string
+	path string // inside
 	id   string // "DEV:INO"
+	src  string // on the host
 }
 
 // identify returns the identity of path, which must have no link in it.

@@ -128,6 +128,15 @@ type Sandbox struct {
 	begin func() error
 	begun sync.Once
 	held  bool
+	binds interface{ Unchanged() bool } // the runner's shell, when it can tell
+}
+
+// Unchanged reports whether what a held shell's binds were made of is
+// still there as it was (container.Shell's Unchanged, when the runner's
+// shell has one): a warm sandbox whose folder was replaced since is not
+// the sandbox a cold start would make.
+func (s *Sandbox) Unchanged() bool {
+	return s.binds == nil || s.binds.Unchanged()
 }
 
 // ErrNotExposed ends a relayed connection to a reached address that is no
@@ -196,6 +205,9 @@ func Start(runner container.Runner, o Options) (*Sandbox, error) {
 		spec.MemoryKills = func(k container.OOMKill) { o.Refused(MemoryViolation(o.Limits.Memory, k)) }
 	}
 	s.sh, err = runner.Start(spec)
+	if b, ok := s.sh.(interface{ Unchanged() bool }); ok {
+		s.binds = b
+	}
 	// Only the init holds its ends now: one that dies before it answers
 	// is seen gone at once, not after the factory's wait.
 	for _, f := range []*os.File{sockets, events} {

@@ -29,6 +29,7 @@ type Warm struct {
 	ready  *warmBox // nil: none waits
 	making bool
 	closed bool
+	made   sync.WaitGroup // the making under way
 
 	// Used and Missed count the runs that took a warm sandbox and those
 	// that found none or one made for another plan.
@@ -120,8 +121,10 @@ func (w *Warm) Prepare(o RunOptions) {
 		return
 	}
 	w.making = true
+	w.made.Add(1)
 	w.mu.Unlock()
 	go func() {
+		defer w.made.Done()
 		wb := makeWarm(o)
 		w.mu.Lock()
 		w.making = false
@@ -145,18 +148,19 @@ func (w *Warm) take(key string, reach []sandbox.Reach) *warmBox {
 	wb := w.ready
 	w.ready = nil
 	w.mu.Unlock()
-	if wb != nil && key != "" && wb.key == key && slices.Equal(wb.reach, reachKey(reach)) {
+	if wb != nil && key != "" && wb.key == key && slices.Equal(wb.reach, reachKey(reach)) && wb.box.Unchanged() {
 		w.Used.Add(1)
 		return wb
 	}
 	w.Missed.Add(1)
 	if wb != nil {
-		go wb.release()
+		wb.release() // made for another plan: it costs this run its end, a few ms
 	}
 	return nil
 }
 
-// Close ends the warm sandbox that waits, and makes no more.
+// Close ends the warm sandbox that waits, and one being made (once its
+// start returned), and makes no more.
 func (w *Warm) Close() {
 	if w == nil {
 		return
@@ -169,6 +173,7 @@ func (w *Warm) Close() {
 	if wb != nil {
 		wb.release()
 	}
+	w.made.Wait()
 }
 
 // makeWarm starts a held sandbox for runs like o, or returns nil.

@@ -136,6 +136,23 @@ func TestServeWarmSandbox(t *testing.T) {
 		t.Errorf("the warm call did not reach the session's server: %q", out)
 	}
 
+	// The working directory replaced by another of its name: the warm
+	// sandbox bound the old one, so the call starts cold, in the new one.
+	waitWarm(t, c.dir)
+	if err := os.Rename(c.dir, c.dir+".old"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(c.dir + ".old") })
+	if err := os.Mkdir(c.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(c.dir, "new-folder-file"), "x")
+	time.Sleep(time.Second)
+	out, _ = c.call("bash", map[string]any{"command": pid1Age + "; ls", "cwd": c.dir})
+	if a := age(t, out); a >= time.Second || !strings.Contains(out, "new-folder-file") {
+		t.Errorf("the call after the folder was replaced: PID 1 %v old, output %q; want a cold start in the new folder", a, out)
+	}
+
 	// The server's end ends the warm sandbox waiting.
 	pid = waitWarm(t, c.dir)
 	c.cs.Close()
