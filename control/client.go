@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"os"
 	"time"
@@ -29,18 +28,9 @@ type Conn struct {
 // namespace (see supervisorPeer). Errors wrap ErrNoServer or
 // ErrNotSupervisor.
 func Dial(ctx context.Context, d *safefs.Dir, name string) (*Conn, error) {
-	st, err := d.Lstat(name)
-	if err != nil || st.Mode&fs.ModeSocket == 0 {
-		return nil, ErrNoServer
-	}
-	p, err := d.SocketPath(name)
-	if err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	var dialer net.Dialer
-	c, err := dialer.DialContext(ctx, "unix", p)
+	c, err := dialChannel(ctx, d, name)
 	if err != nil {
 		return nil, fmt.Errorf("%w (%w)", ErrNoServer, err)
 	}

@@ -25,16 +25,9 @@ type Listener struct {
 // removed first, never followed). d must stay open while it listens.
 func Listen(d *safefs.Dir, name string) (*Listener, error) {
 	_ = d.Remove(name)
-	p, err := d.SocketPath(name)
+	l, err := listenChannel(d, name)
 	if err != nil {
 		return nil, err
-	}
-	l, err := net.Listen("unix", p)
-	if err != nil {
-		return nil, err
-	}
-	if ul, ok := l.(*net.UnixListener); ok {
-		ul.SetUnlinkOnClose(false) // the name is a /proc path; Close removes it beneath d
 	}
 	return &Listener{Listener: l, dir: d, name: name}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -105,6 +106,9 @@ func (s *server) kill(ctx context.Context, _ *mcp.CallToolRequest, a KillArgs) (
 	sig, err := shells.ParseSignal(cmp.Or(a.Signal, "TERM"))
 	if err != nil {
 		return toolError(err)
+	}
+	if !shells.GracefulStop && a.Signal != "" && sig != syscall.SIGKILL {
+		return toolError(fmt.Errorf("signal %s: %s", a.Signal, strings.Replace(shells.NoGracefulStop, "--signal", "signal", 1)))
 	}
 	grace := shells.DefaultGrace
 	if a.GraceSeconds != nil {

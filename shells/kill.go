@@ -79,6 +79,9 @@ func (m *Manager) KillSession(ctx context.Context, session string, sig syscall.S
 const confirmWait = 30 * time.Second
 
 func (m *Manager) kill(ctx context.Context, meta *Meta, sig syscall.Signal, grace time.Duration) (*KillResult, error) {
+	if !GracefulStop {
+		sig, grace = syscall.Signal(9), 0 // the job object ends the tree at once
+	}
 	if meta.Finished() {
 		return &KillResult{Meta: meta, AlreadyFinished: true}, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -43,6 +44,13 @@ func StateDir(flag, home string) string {
 func DefaultStateDir(home string) string {
 	if x := os.Getenv("XDG_STATE_HOME"); x != "" {
 		return filepath.Join(x, "cshell")
+	}
+	if runtime.GOOS == "windows" {
+		// The user's local application data, as Windows programs keep
+		// state (no ~/.local there).
+		if d := os.Getenv("LOCALAPPDATA"); d != "" && filepath.IsAbs(d) {
+			return filepath.Join(d, "cshell", "state")
+		}
 	}
 	inHome := filepath.Join(home, ".local", "state", "cshell")
 	if homeKeeps(home, inHome) {

@@ -25,14 +25,6 @@ import (
 // messages; the state dir itself is inherited as a descriptor).
 const SuperviseArg = "__supervise"
 
-// The supervisor's inherited descriptors.
-const (
-	answerFD        = 3 // its one word to run -d (it writes)
-	stateDirFD      = 4 // the state dir, as run -d opened and checked it
-	planFD          = 5 // the shell's plan (it reads to EOF): never on disk, as it holds the environment
-	firstListenerFD = 6 // the bound exposed ports, in the plan's order, then the caches' lock
-)
-
 // earlyWindow is how long the supervisor watches a new shell before it
 // answers "running": a command that ends within it (a typo, a missing
 // program) is answered with its end instead.
@@ -59,14 +51,11 @@ type inherited struct {
 }
 
 // Supervise is the supervisor's main: it runs one shell to its end and
-// returns the process exit code. args are STATE_DIR ID.
+// returns the process exit code. args are STATE_DIR ID, and on Windows the
+// inherited handles (inheritedFiles).
 func Supervise(args []string) int {
-	return supervise(args, inherited{
-		answer:   os.NewFile(answerFD, "answer"),
-		stateDir: os.NewFile(stateDirFD, "state dir"),
-		plan:     os.NewFile(planFD, "plan"),
-		file:     func(i int, name string) *os.File { return os.NewFile(uintptr(firstListenerFD+i), name) },
-	})
+	in, rest := inheritedFiles(args)
+	return supervise(rest, in)
 }
 
 func supervise(args []string, in inherited) int {
@@ -77,11 +66,17 @@ func supervise(args []string, in inherited) int {
 			in.answer = nil
 		}
 	}
-	if len(args) != 2 || !validID(args[1]) {
+	if len(args) != 2 || !validID(args[1]) || in.plan == nil {
 		say(answer{Status: "failed", Error: "supervisor: want STATE_DIR ID"})
 		return 2
 	}
-	m, err := openInherited(in.stateDir, args[0], nil)
+	var m *Manager
+	var err error
+	if in.stateDir != nil {
+		m, err = openInherited(in.stateDir, args[0], nil)
+	} else {
+		m, err = Open(args[0], nil) // Windows: no child inherits a directory
+	}
 	if err != nil {
 		say(answer{Status: "failed", Error: err.Error()})
 		return 1

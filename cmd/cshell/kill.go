@@ -42,6 +42,9 @@ session ($CSHELL_SESSION, else default; or --session).`,
 			if err != nil {
 				return err
 			}
+			if !shells.GracefulStop && cmd.Flags().Changed("signal") && sig != syscall.SIGKILL {
+				return usageError("--signal %s: %s", sigName, shells.NoGracefulStop)
+			}
 			if !(grace >= 0 && grace <= shells.MaxGrace.Seconds()) { // NaN too
 				return usageError("--grace %v: give 0 to %.0f seconds", grace, shells.MaxGrace.Seconds())
 			}
