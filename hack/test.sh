@@ -8,9 +8,11 @@
 # apparmor_parser and a Debian 12 root for the real-engine tests
 # (debootstrap, kept in /var/tmp/cshell-lab between runs), and the
 # cgroup-v2 lab (hack/lab/cgroup2.sh: qemu, a root kept there too),
-# creates the unprivileged user cshelltest when missing, then runs: gofmt, go vet for linux, darwin
-# and windows, cross-builds, unit tests with -race, and the end-to-end
-# tests twice: as root, and as cshelltest (rootless).
+# a Debian 13 root with wine for the Windows tests (hack/wine.sh, kept
+# there too), creates the unprivileged user cshelltest when missing, then
+# runs: gofmt, go vet for linux, darwin and windows, cross-builds, unit
+# tests with -race, the end-to-end tests twice: as root, and as
+# cshelltest (rootless), and the Windows end-to-end tests under wine.
 set -euo pipefail
 
 TEST_USER=${TEST_USER:-cshelltest}
@@ -206,6 +208,9 @@ go build -o "$work/cshell" ./cmd/cshell
 step "the cgroup-v2 lab: Debian 12's kernel under qemu, rootless limits through systemd's delegation"
 LAB_DIR=/var/tmp/cshell-lab/cgroup2 bash hack/lab/cgroup2.sh "$work/cshell" | tee "$work/lab.log"
 
+step "Windows under wine: background shells end to end (hack/wine.sh, Debian 13's wine 10)"
+bash hack/wine.sh | tee "$work/wine.log"
+
 step "end-to-end tests as $TEST_USER (rootless)"
 go test -c -tags e2e -o "$work/e2e.test" ./cmd/cshell
 su "$TEST_USER" -s /bin/sh -c "cd ~ && CSHELL_BIN='$work/cshell' CSHELL_MCP_CLIENT='$CSHELL_MCP_CLIENT' CSHELL_TEST_REMOTE='$CSHELL_TEST_REMOTE' CSHELL_TEST_REMOTE_NAME='$CSHELL_TEST_REMOTE_NAME' CSHELL_DOCS_DIR='$CSHELL_DOCS_DIR' CSHELL_DEB='$CSHELL_DEB' '$work/e2e.test' -test.count=1 -test.v" | tee "$work/rootless.log"
@@ -217,3 +222,4 @@ skipped=$(cat "$work/root.log" "$work/rootless.log" | grep -c -- '--- SKIP' || t
 echo "unit packages: $(grep -c '^ok' "$work/unit.log" || true) ok"
 echo "e2e (root and rootless, subtests included): $passed passed, $failed failed, $skipped skipped"
 echo "cgroup-v2 lab: $(grep -c '^ok' "$work/lab.log" || true) checks passed"
+echo "windows under wine: $(grep -c -- '--- PASS' "$work/wine.log" || true) passed, $(grep -c -- '--- FAIL' "$work/wine.log" || true) failed"
