@@ -33,6 +33,7 @@ var layers = map[string][]string{
 	"internal/kind":        {},
 	"hack/bench/cmd/blob":  {},
 	"hack/bench/cmd/httpd": {},
+	"hack/wine":            {}, // Windows end-to-end tests: they run cshell.exe, import no cshell package
 }
 
 // TestImportsPointOneWay holds the layering (a unit test: it needs the Go

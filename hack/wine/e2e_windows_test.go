@@ -213,6 +213,10 @@ func TestWaitAndTimeout(t *testing.T) {
 	if r := cshell(t, state, dir, "wait", "seven"); r.code != 7 {
 		t.Errorf("wait: exit %d, %q %q; want 7", r.code, r.stdout, r.stderr)
 	}
+	waitFor(t, 10*time.Second, "the end's notice in events", func() bool {
+		out := cshell(t, state, dir, "events").stdout
+		return strings.Contains(out, "seven") && strings.Contains(out, "7")
+	})
 	m := start(t, state, dir, "slow", "--timeout", "2s", "--", "ping", "-n", "600", "127.0.0.7")
 	cshell(t, state, dir, "wait", "slow")
 	got := ps(t, state, dir)["slow"]
@@ -269,4 +273,110 @@ func TestExposeIsDirect(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "reachable directly") {
 		t.Errorf("run -d --expose: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
+}
+
+// TestServeBackground: cshell serve, driven by raw JSON-RPC lines, starts
+// a background shell, reads its output and stops it (TERM refused with
+// the sentence); its command is gone after kill_shell; the server's end
+// (stdin closed) ends it and the shells it started.
+func TestServeBackground(t *testing.T) {
+	state, dir := env(t)
+	cmd := exec.Command(bin, "--state-dir", state, "serve")
+	cmd.Dir = dir
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	defer func() {
+		in.Close()
+		select {
+		case <-served:
+		case <-time.After(20 * time.Second):
+			t.Error("serve did not end within 20 s of its stdin's end")
+			_ = cmd.Process.Kill()
+		}
+	}()
+	lines := make(chan map[string]any, 16)
+	go func() {
+		dec := json.NewDecoder(outPipe)
+		for {
+			var m map[string]any
+			if dec.Decode(&m) != nil {
+				close(lines)
+				served <- cmd.Wait()
+				return
+			}
+			lines <- m
+		}
+	}()
+	n := 0
+	call := func(method string, params any) map[string]any {
+		t.Helper()
+		n++
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": n, "method": method, "params": params})
+		if _, err := in.Write(append(b, '\n')); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.After(60 * time.Second); ; {
+			select {
+			case m, ok := <-lines:
+				if !ok {
+					t.Fatal("serve ended")
+				}
+				if id, _ := m["id"].(float64); int(id) == n {
+					return m
+				}
+			case <-deadline:
+				t.Fatalf("%s: no answer within 60 s", method)
+			}
+		}
+	}
+	text := func(m map[string]any) string {
+		b, _ := json.Marshal(m["result"])
+		return string(b)
+	}
+	call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "wine", "version": "1"}})
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	_, _ = in.Write(append(b, '\n'))
+	r := call("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{
+		"command": "cmd /c \"echo served-line & ping -n 600 127.0.0.11 >nul\"", "run_in_background": true}})
+	if !strings.Contains(text(r), "started shell") {
+		t.Fatalf("bash run_in_background: %s", text(r))
+	}
+	m := ps(t, state, dir)[""]
+	if m.Pid == 0 || m.Status != "running" {
+		t.Fatalf("ps of the served shell: %+v", m)
+	}
+	waitFor(t, 20*time.Second, "bash_output with the line", func() bool {
+		return strings.Contains(text(call("tools/call", map[string]any{"name": "bash_output", "arguments": map[string]any{"bash_id": m.ID}})), "served-line")
+	})
+	if r := call("tools/call", map[string]any{"name": "kill_shell", "arguments": map[string]any{"shell_id": m.ID, "signal": "TERM"}}); !strings.Contains(text(r), "no graceful signal") {
+		t.Errorf("kill_shell with TERM: %s", text(r))
+	}
+	if r := call("tools/call", map[string]any{"name": "kill_shell", "arguments": map[string]any{"shell_id": m.ID}}); !strings.Contains(text(r), "killed") {
+		t.Errorf("kill_shell: %s", text(r))
+	}
+	if alive(m.Pid) {
+		t.Errorf("the served shell's command (pid %d) still runs", m.Pid)
+	}
+
+	// The server's end ends the shells it started (its session is its own).
+	r = call("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{
+		"command": "ping -n 600 127.0.0.12", "run_in_background": true, "name": "left"}})
+	if !strings.Contains(text(r), "started shell") {
+		t.Fatalf("bash run_in_background: %s", text(r))
+	}
+	left := ps(t, state, dir)["left"]
+	in.Close()
+	waitFor(t, 30*time.Second, "the server's shell ended with it", func() bool {
+		return !alive(left.Pid) && ps(t, state, dir)["left"].StatusLine == "killed (session ended)"
+	})
 }
