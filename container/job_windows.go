@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -37,13 +38,20 @@ func (processRunner) Start(s *Spec) (Shell, error) {
 		return nil, fmt.Errorf("set up job object: %w", err)
 	}
 	argv := shellArgs(exec.LookPath, s.Command)
+	viaCmd := false
 	if _, err := exec.LookPath("bash"); err != nil {
-		argv = []string{"cmd.exe", "/c", s.Command}
+		argv, viaCmd = []string{"cmd.exe", "/d", "/s", "/c", s.Command}, true
 	}
 	if len(s.Argv) > 0 {
-		argv = s.Argv // the program and its arguments, as given
+		argv, viaCmd = s.Argv, false // the program and its arguments, as given
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	if viaCmd {
+		// cmd reads its own command line: the command goes to it as
+		// written, inside the quotes /s takes off (Go's quoting of an
+		// argument, backslashes before quotes, is not cmd's).
+		cmd.SysProcAttr = &syscall.SysProcAttr{CmdLine: `cmd.exe /d /s /c "` + s.Command + `"`}
+	}
 	cmd.Dir = s.FS.Start
 	cmd.Env = s.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.Stdin, s.Stdout, s.Stderr

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/cshell/cshell/internal/escape"
@@ -37,6 +38,9 @@ func newDirMark() string {
 
 // tracked is a foreground command line that tells where it ended.
 func (s *server) tracked(command string) string {
+	if runtime.GOOS == "windows" {
+		return command // cmd has no EXIT trap: calls start where the server does
+	}
 	return fmt.Sprintf("trap 'printf \"\\n%s\"; pwd -P' EXIT\n%s", s.dirMark, command) // pwd is bash's own: no fork
 }
 

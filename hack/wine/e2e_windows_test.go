@@ -346,8 +346,11 @@ func TestServeBackground(t *testing.T) {
 	call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "wine", "version": "1"}})
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 	_, _ = in.Write(append(b, '\n'))
+	if r := call("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": `echo "fg line" & exit 4`}}); !strings.Contains(text(r), `\"fg line\"`) || !strings.Contains(text(r), "exit code 4") {
+		t.Errorf("a foreground call: %s", text(r))
+	}
 	r := call("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{
-		"command": "cmd /c \"echo served-line & ping -n 600 127.0.0.11 >nul\"", "run_in_background": true}})
+		"command": `echo served-line & ping -n 600 127.0.0.11 >nul`, "run_in_background": true}})
 	if !strings.Contains(text(r), "started shell") {
 		t.Fatalf("bash run_in_background: %s", text(r))
 	}
