@@ -103,24 +103,29 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 	// after the caller's shell took it back): a pipe stands between.
 	terminal := isTerminal(o.Stdin) && isTerminal(o.Stdout)
 	stdio := &piped{}
+	defer stdio.close()
 	stdin, stdout, stderr := io.Reader(o.Stdin), o.Stdout, o.Stderr
+	notes := o.Stderr // where what the shell was refused is told
 	if !terminal {
 		if stdin, stdout, stderr, err = stdio.detach(o.Stdin, o.Stdout, o.Stderr); err != nil {
 			closeAll(listeners)
 			return 0, err
 		}
+		if stdout, stderr, notes, err = stdio.ordered(stdout, stderr); err != nil {
+			closeAll(listeners)
+			return 0, err
+		}
 	}
-	defer stdio.close()
 	w := plan.Wiring{
 		ID: sandbox.NewID("run"), Stdin: stdin, Stdout: stdout, Stderr: stderr, Terminal: terminal,
-		Listeners: listeners, Reach: reach, Refused: violationNote(o.Stderr, o.Words, p.Session), Record: violationNote(o.Stderr, o.Words, p.Session),
+		Listeners: listeners, Reach: reach, Refused: violationNote(notes, o.Words, p.Session), Record: violationNote(notes, o.Words, p.Session),
 	}
 	if m != nil {
 		w.Refused = m.toldEvents("", p.Session, cmp.Or(o.Shown, p.Command), w.Refused)
 		if p.Network.Grants {
 			tell := m.refusals("", p.Session, cmp.Or(o.Shown, p.Command))
 			w.Grants = m.grantsFor(p.Session, "")
-			w.Record = recordAndTell(violationNote(o.Stderr, o.Words, p.Session), tell)
+			w.Record = recordAndTell(violationNote(notes, o.Words, p.Session), tell)
 			w.Asking = tell
 			if o.Asking != nil {
 				w.Asking = func(host string, port int) { tell(host, port); o.Asking(host, port) }
@@ -211,7 +216,7 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 			_ = sh.Signal(sig)
 		case <-timeout:
 			o.Log.Info("timed out; sending TERM", "after", p.Timeout, "grace", grace)
-			fmt.Fprintf(o.Stderr, "cshell: timed out after %s; stopping the command\n", p.Timeout)
+			fmt.Fprintf(notes, "cshell: timed out after %s; stopping the command\n", p.Timeout)
 			_ = sh.Signal(syscall.SIGTERM)
 			t := time.NewTimer(grace)
 			defer t.Stop()

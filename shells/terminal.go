@@ -73,7 +73,35 @@ func (t *terminalSession) restore() { _ = t.user.Reset() }
 // from after cshell has ended. Not safe for concurrent use.
 type piped struct {
 	child  []*os.File // the command's ends, closed here once it started
+	own    []*os.File // write ends cshell keeps writing to (notes), closed at finish
 	copies sync.WaitGroup
+}
+
+// ordered gives the command's stderr (and its stdout, when both are one
+// writer) a pipe of cshell's when errw is not a file (an MCP call's
+// buffer), and returns notes, where cshell tells what the shell was
+// refused: that same pipe, so that a note lands between the lines the
+// command wrote before and after the refused call, as a terminal shows
+// it. A file stays itself: writes to it are in order already.
+func (p *piped) ordered(out, errw io.Writer) (stdout, stderr, notes io.Writer, err error) {
+	if _, ok := errw.(*os.File); ok || errw == nil {
+		return out, errw, errw, nil
+	}
+	r, pw, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	p.copies.Add(1)
+	go func() {
+		defer p.copies.Done()
+		_, _ = io.Copy(errw, r)
+		r.Close()
+	}()
+	p.own = append(p.own, pw)
+	if sameWriter(out, errw) {
+		out = pw
+	}
+	return out, pw, pw, nil
 }
 
 func (p *piped) detach(in *os.File, out, errw io.Writer) (io.Reader, io.Writer, io.Writer, error) {
@@ -130,6 +158,10 @@ func (p *piped) started() {
 // finish waits a moment for the last output; a daemon that escaped a
 // process-group shell may hold the pipe open.
 func (p *piped) finish() {
+	for _, f := range p.own {
+		f.Close()
+	}
+	p.own = nil
 	done := make(chan struct{})
 	go func() { p.copies.Wait(); close(done) }()
 	select {
@@ -138,4 +170,10 @@ func (p *piped) finish() {
 	}
 }
 
-func (p *piped) close() { p.started() }
+func (p *piped) close() {
+	p.started()
+	for _, f := range p.own {
+		f.Close()
+	}
+	p.own = nil
+}
