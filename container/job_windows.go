@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -40,7 +41,11 @@ func (processRunner) Start(s *Spec) (Shell, error) {
 	argv := shellArgs(exec.LookPath, s.Command)
 	viaCmd := false
 	if _, err := exec.LookPath("bash"); err != nil {
-		argv, viaCmd = []string{"cmd.exe", "/d", "/s", "/c", s.Command}, true
+		comspec := os.Getenv("ComSpec") // cmd.exe's own path, not one found in PATH
+		if comspec == "" || !filepath.IsAbs(comspec) {
+			comspec = filepath.Join(os.Getenv("SystemRoot"), "System32", "cmd.exe")
+		}
+		argv, viaCmd = []string{comspec, "/d", "/s", "/c", s.Command}, true
 	}
 	if len(s.Argv) > 0 {
 		argv, viaCmd = s.Argv, false // the program and its arguments, as given
@@ -50,7 +55,7 @@ func (processRunner) Start(s *Spec) (Shell, error) {
 		// cmd reads its own command line: the command goes to it as
 		// written, inside the quotes /s takes off (Go's quoting of an
 		// argument, backslashes before quotes, is not cmd's).
-		cmd.SysProcAttr = &syscall.SysProcAttr{CmdLine: `cmd.exe /d /s /c "` + s.Command + `"`}
+		cmd.SysProcAttr = &syscall.SysProcAttr{CmdLine: `"` + argv[0] + `" /d /s /c "` + s.Command + `"`}
 	}
 	cmd.Dir = s.FS.Start
 	cmd.Env = s.Env

@@ -52,6 +52,10 @@ static int status_code(int ws)
 #define MAX_COMMAND (8 << 20)
 static int held;
 static char **held_argv;
+static char **checks; // the --check arguments, nchecks of them
+static int nchecks;
+
+static int check_mount(const char *spec);
 
 static int allow_userns;
 static int host_root; // started by the host's root (--root)
@@ -87,6 +91,8 @@ static int take_command(int *streams, int nstreams)
 	char *buf, *p, *end;
 	int words = 0, i, dir;
 
+	char **argv;
+
 	if (!held || held_argv || nstreams != 3)
 		return -1;
 	if (recv(FACTORY_FD, &len, sizeof(len), MSG_WAITALL) != sizeof(len) || len < 4 || len > MAX_COMMAND)
@@ -96,33 +102,56 @@ static int take_command(int *streams, int nstreams)
 		return -1;
 	for (p = buf, end = buf + len; p < end; p += strlen(p) + 1)
 		words++;
-	if (words < 2 || !buf[0] || !buf[strlen(buf) + 1])
+	if (words < 2 || !buf[0] || !buf[strlen(buf) + 1]) {
+		free(buf);
 		return EINVAL; // no directory, or no program
-	held_argv = calloc(words, sizeof(char *)); // words-1 arguments and the NULL
-	if (!held_argv)
+	}
+	// Every mount is checked again: made a while ago, a bind whose
+	// place on the host was replaced since (a hidden file renamed over)
+	// is gone from this namespace, and a cold start would bind anew.
+	for (i = 0; i < nchecks; i++) {
+		if (check_mount(checks[i]) < 0) {
+			free(buf);
+			return ESTALE;
+		}
+	}
+	argv = calloc(words, sizeof(char *)); // words-1 arguments and the NULL
+	if (!argv) {
+		free(buf);
 		return ENOMEM;
+	}
 	for (i = 0, p = buf + strlen(buf) + 1; p < end; p += strlen(p) + 1)
-		held_argv[i++] = p;
+		argv[i++] = p;
 	// The directory is looked up with no symbolic link on the way, as
 	// the mounts' checks are.
 	dir = open_plain(buf);
-	if (dir < 0)
-		return errno ? errno : ENOENT;
-	if (fchdir(dir) < 0) {
-		int e = errno;
-		close(dir);
+	if (dir < 0 || fchdir(dir) < 0) {
+		int e = errno ? errno : ENOENT;
+		if (dir >= 0)
+			close(dir);
+		free(argv);
+		free(buf);
 		return e;
 	}
 	close(dir);
+	// Above 2 first, so that no stream lands on another's number.
 	for (i = 0; i < 3; i++) {
-		if (streams[i] != i && dup2(streams[i], i) < 0)
-			return errno;
+		if (streams[i] <= 2) {
+			int fd = fcntl(streams[i], F_DUPFD_CLOEXEC, 3);
+			if (fd < 0)
+				return -1;
+			streams[i] = fd;
+		}
 	}
 	for (i = 0; i < 3; i++) {
-		if (streams[i] > 2)
-			close(streams[i]);
+		if (dup2(streams[i], i) < 0)
+			return -1;
+	}
+	for (i = 0; i < 3; i++) {
+		close(streams[i]);
 		streams[i] = -1;
 	}
+	held_argv = argv; // only now: a refused "c" leaves nothing to start
 	return 0;
 }
 
@@ -350,9 +379,12 @@ __attribute__((constructor)) static void cshell_pid1(int argc, char **argv, char
 
 	if (argc < 3 || strcmp(argv[1], "__pid1") != 0)
 		return;
+	checks = &argv[2];
 	while (argc >= 3 && strncmp(argv[2], "--check=", 8) == 0) {
 		if (check_mount(argv[2] + 8) < 0)
 			_exit(125);
+		argv[2] += 8; // kept as the spec, for a held init's second look
+		nchecks++;
 		argv++; // the command follows the checks
 		argc--;
 	}

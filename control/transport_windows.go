@@ -1,7 +1,6 @@
 package control
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -77,7 +76,6 @@ type guardedConn struct {
 	net.Conn
 	secret string
 	once   sync.Once
-	r      *bufio.Reader
 	err    error
 }
 
@@ -85,20 +83,21 @@ var errNoSecret = errors.New("the control connection did not give the secret")
 
 func (c *guardedConn) Read(p []byte) (int, error) {
 	c.once.Do(func() {
-		c.r = bufio.NewReaderSize(c.Conn, 256)
-		line, err := c.r.ReadString('\n')
-		if err != nil {
+		// Exactly the secret and its newline: a client that sends more
+		// without one is read no further.
+		line := make([]byte, len(c.secret)+1)
+		if _, err := io.ReadFull(c.Conn, line); err != nil {
 			c.err = err
 			return
 		}
-		if subtle.ConstantTimeCompare([]byte(strings.TrimSuffix(line, "\n")), []byte(c.secret)) != 1 {
+		if line[len(line)-1] != '\n' || subtle.ConstantTimeCompare(line[:len(c.secret)], []byte(c.secret)) != 1 {
 			c.err = errNoSecret
 		}
 	})
 	if c.err != nil {
 		return 0, c.err
 	}
-	return c.r.Read(p)
+	return c.Conn.Read(p)
 }
 
 func dialChannel(ctx context.Context, d *safefs.Dir, name string) (net.Conn, error) {

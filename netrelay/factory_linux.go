@@ -287,6 +287,9 @@ func (f *Factory) Command(dir string, argv []string, stdin, stdout, stderr *os.F
 	if f.sock == nil {
 		return net.ErrClosed
 	}
+	if f.late > 0 {
+		return fmt.Errorf("give the shell its command: %w", errNoAnswer) // its answers would be out of step
+	}
 	fd := int(f.sock.Fd())
 	head := []byte{'c', 0, 0, 0, 0, 0}
 	binary.NativeEndian.PutUint32(head[2:], uint32(len(payload)))

@@ -125,10 +125,11 @@ type Sandbox struct {
 	// begin lets the command run: the factory's start step, and the
 	// answering of the calls the filter hands over. Start calls it, or
 	// Begin for a held shell.
-	begin func() error
-	begun sync.Once
-	held  bool
-	binds interface{ Unchanged() bool } // the runner's shell, when it can tell
+	begin    func() error
+	begun    sync.Once
+	held     bool
+	binds    interface{ Unchanged() bool } // the runner's shell, when it can tell
+	startDog func()                        // starts the watchdog, where one holds the limits
 }
 
 // Unchanged reports whether what a held shell's binds were made of is
@@ -223,8 +224,15 @@ func Start(runner container.Runner, o Options) (*Sandbox, error) {
 		return nil, err
 	}
 	if inside && o.Limits.EnforcedBy == container.ByWatchdog && (o.Limits.Memory > 0 || o.Limits.Pids > 0) {
-		s.dog = startWatchdog(s.sh, o.Limits)
-		s.sh = &watched{Shell: s.sh, dog: s.dog}
+		w := &watched{Shell: s.sh}
+		s.sh = w
+		s.startDog = func() {
+			s.dog = startWatchdog(w.Shell, o.Limits)
+			w.dog = s.dog
+		}
+		if !o.Held { // a held shell runs nothing to watch until Begin
+			s.startDog()
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
@@ -285,6 +293,11 @@ func Start(runner container.Runner, o Options) (*Sandbox, error) {
 // held.
 var ErrBegun = errors.New("the shell was not held, or has its command already")
 
+// ErrNotStarted marks a Begin that failed before the start step was
+// sent: the command did not run, and may be started elsewhere. Any other
+// Begin error may come after the command started.
+var ErrNotStarted = errors.New("the command did not start")
+
 // Begin gives a held shell (Options.Held) its command and lets it run:
 // command runs with bash -c, or argv as given; dir is the working
 // directory inside, looked up with no symbolic link on the way; the
@@ -296,11 +309,15 @@ func (s *Sandbox) Begin(command string, argv []string, dir string, stdin, stdout
 		if !s.held {
 			return
 		}
-		err = s.factory.Command(dir, container.Args(command, argv), stdin, stdout, stderr)
-		if err == nil {
-			err = s.begin()
+		if err = s.factory.Command(dir, container.Args(command, argv), stdin, stdout, stderr); err != nil {
+			s.Close()
+			err = fmt.Errorf("%w: %w: %w", container.ErrSandbox, ErrNotStarted, err)
+			return
 		}
-		if err != nil {
+		if s.startDog != nil {
+			s.startDog()
+		}
+		if err = s.begin(); err != nil {
 			s.Close()
 			err = fmt.Errorf("%w: %w", container.ErrSandbox, err)
 		}
@@ -423,6 +440,9 @@ type watched struct {
 
 func (w *watched) Wait() (container.Exit, error) {
 	ex, err := w.Shell.Wait()
+	if w.dog == nil { // a held shell that never began
+		return ex, err
+	}
 	if hit := w.dog.Hit(); hit != "" && ex.Limit == "" {
 		ex.Limit = hit
 	}

@@ -1,6 +1,10 @@
 package shells
 
-import "golang.org/x/sys/windows"
+import (
+	"errors"
+
+	"golang.org/x/sys/windows"
+)
 
 // processStartTime is unknown here; liveness then rests on the pid alone.
 func processStartTime(int) uint64 { return 0 }
@@ -12,6 +16,9 @@ const stillActive = 259
 // gone, even while a handle to it keeps its object (and pid) alive.
 func processAlive(pid int, _ uint64) bool {
 	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
+	if errors.Is(err, windows.ERROR_ACCESS_DENIED) {
+		return true // there, and someone else's
+	}
 	if err != nil {
 		return false
 	}

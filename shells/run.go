@@ -3,6 +3,7 @@ package shells
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -146,10 +147,15 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 		if !terminal && len(listeners) == 0 && p.Namespaced {
 			if wb := o.Warm.take(p.SandboxKey(), reach); wb != nil {
 				defer wb.release()
-				if err := wb.begin(p, w, stdio); err != nil {
-					o.Log.Debug("the warm sandbox failed; starting cold", "err", err)
-				} else {
+				switch err := wb.begin(p, w, stdio); {
+				case err == nil:
 					box = wb.box
+				case errors.Is(err, sandbox.ErrNotStarted):
+					// Nothing ran (a bind changed since it was made, say):
+					// the cold start makes the sandbox anew.
+					o.Log.Debug("the warm sandbox cannot take the command; starting cold", "err", err)
+				default:
+					return 0, err // the command may have started: never run it twice
 				}
 			}
 		}

@@ -84,11 +84,16 @@ func (m *Manager) spawn(ctx context.Context, id string, p *plan.Plan, files []*o
 		_, _ = sw.Write(b.Bytes())
 		sw.Close()
 	}()
-	_ = ar.SetReadDeadline(time.Now().Add(answerTimeout))
-	stop := context.AfterFunc(ctx, func() { _ = ar.SetReadDeadline(time.Now()) })
+	// A pipe of os.Pipe takes no deadline on Windows: the wait ends by
+	// killing the supervisor, whose end of the pipe is the last writer,
+	// so the read sees EOF.
+	kill := func() { _ = cmd.Process.Kill() }
+	timer := time.AfterFunc(answerTimeout, kill)
+	stop := context.AfterFunc(ctx, kill)
 	var a answer
 	err = json.NewDecoder(ar).Decode(&a)
 	stop()
+	timer.Stop()
 	if err != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()

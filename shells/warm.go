@@ -2,6 +2,7 @@ package shells
 
 import (
 	"cmp"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/netip"
@@ -247,7 +248,7 @@ func (wb *warmBox) begin(p *plan.Plan, w plan.Wiring, stdio *piped) error {
 	wb.hooks.set(w)
 	in, out, errw, err := stdio.files(w.Stdin, w.Stdout, w.Stderr)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", sandbox.ErrNotStarted, err)
 	}
 	return wb.box.Begin(p.Command, p.Argv, p.FS.Start, in, out, errw)
 }

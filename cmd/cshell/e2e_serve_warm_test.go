@@ -78,8 +78,14 @@ func waitWarm(t *testing.T, dir string) int {
 // waiting.
 func TestServeWarmSandbox(t *testing.T) {
 	requireLinux(t)
-	c := startServe(t, "")
+	c := startServe(t, "", "--hide", "secret.txt")
 	marker := fmt.Sprintf("warm-marker-%d", time.Now().UnixNano())
+	// The hidden file exists from here on: the sandbox made at the
+	// server's start (for a missing path) is unfit; this call finds it
+	// so, starts cold, and the next one is made for the file.
+	waitWarm(t, c.dir)
+	writeFile(t, filepath.Join(c.dir, "secret.txt"), "old\n")
+	c.call("bash", map[string]any{"command": "true"})
 
 	pid := waitWarm(t, c.dir)
 	before := cpuTicks(t, pid)
@@ -134,6 +140,25 @@ func TestServeWarmSandbox(t *testing.T) {
 	}
 	if !strings.Contains(out, "reached 200") {
 		t.Errorf("the warm call did not reach the session's server: %q", out)
+	}
+
+	// A hidden file replaced on the host by a rename (as editors and
+	// credential helpers write): the kernel takes the stand-in bound over
+	// it out of the waiting sandbox, which would show the new file. PID 1
+	// checks every mount again when its command comes; the call starts
+	// cold, with the file hidden.
+	waitWarm(t, c.dir)
+	writeFile(t, filepath.Join(c.dir, "secret.new"), "TOP-SECRET-VALUE\n")
+	if err := os.Rename(filepath.Join(c.dir, "secret.new"), filepath.Join(c.dir, "secret.txt")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	out, _ = c.call("bash", map[string]any{"command": pid1Age + "; cat secret.txt"})
+	if strings.Contains(out, "TOP-SECRET") {
+		t.Errorf("a hidden file renamed over while the warm sandbox waited was readable: %q", out)
+	}
+	if a := age(t, out); a >= time.Second {
+		t.Errorf("the call after a hidden file was replaced took a sandbox %v old", a)
 	}
 
 	// The working directory replaced by another of its name: the warm
