@@ -87,21 +87,31 @@ func (p *piped) ordered(out, errw io.Writer) (stdout, stderr, notes io.Writer, e
 	if _, ok := errw.(*os.File); ok || errw == nil {
 		return out, errw, errw, nil
 	}
-	r, pw, err := os.Pipe()
+	pw, err := p.copyInto(errw)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	p.copies.Add(1)
-	go func() {
-		defer p.copies.Done()
-		_, _ = io.Copy(errw, r)
-		r.Close()
-	}()
 	p.own = append(p.own, pw)
 	if sameWriter(out, errw) {
 		out = pw
 	}
 	return out, pw, pw, nil
+}
+
+// copyInto returns the write end of a pipe whose every byte is copied
+// into w until all its write ends are closed (finish waits for that).
+func (p *piped) copyInto(w io.Writer) (*os.File, error) {
+	r, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	p.copies.Add(1)
+	go func() {
+		defer p.copies.Done()
+		_, _ = io.Copy(w, r)
+		r.Close()
+	}()
+	return pw, nil
 }
 
 func (p *piped) detach(in *os.File, out, errw io.Writer) (io.Reader, io.Writer, io.Writer, error) {
@@ -123,16 +133,10 @@ func (p *piped) detach(in *os.File, out, errw io.Writer) (io.Reader, io.Writer, 
 		if !isTerminal(w) {
 			return w, nil
 		}
-		r, pw, err := os.Pipe()
+		pw, err := p.copyInto(w)
 		if err != nil {
 			return nil, err
 		}
-		p.copies.Add(1)
-		go func() {
-			defer p.copies.Done()
-			_, _ = io.Copy(w, r)
-			r.Close()
-		}()
 		p.child = append(p.child, pw)
 		return pw, nil
 	}

@@ -287,16 +287,10 @@ func (p *piped) files(in io.Reader, out, errw io.Writer) (*os.File, *os.File, *o
 		if w == nil {
 			w = io.Discard
 		}
-		r, pw, err := os.Pipe()
+		pw, err := p.copyInto(w)
 		if err != nil {
 			return nil, err
 		}
-		p.copies.Add(1)
-		go func() {
-			defer p.copies.Done()
-			_, _ = io.Copy(w, r)
-			r.Close()
-		}()
 		p.child = append(p.child, pw)
 		return pw, nil
 	}
