@@ -74,6 +74,12 @@ type Spec struct {
 	// Sockets) in its /etc/resolv.conf.
 	Resolver bool
 
+	// Trust, when set, holds the certificates (PEM) the shell's TLS
+	// clients are told to trust: a container shell reads it at TrustPath,
+	// read-only. The process runner ignores it.
+	Trust     []byte
+	trustFile string // where the runner wrote Trust
+
 	// Token marks the processes of a process-runner shell (TokenVar);
 	// empty: the runner makes one. Containers need none.
 	Token string
@@ -105,6 +111,10 @@ type Spec struct {
 	// memory to the caller's watchdog. The process runner refuses them.
 	Limits policy.Limits
 }
+
+// TrustPath is where a container shell finds Spec.Trust (its /run is its
+// own).
+const TrustPath = "/run/cshell/ca-certificates.crt"
 
 // OOMKill is a process the kernel's OOM killer ended: its command name
 // and its pid on this machine, when the kernel's log says them (it needs

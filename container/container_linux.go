@@ -119,6 +119,16 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	if s.Held && (s.Sockets == nil || s.Terminal) {
 		return nil, fmt.Errorf("%w: a held shell needs a socket factory and no terminal", ErrSandbox)
 	}
+	if len(s.Trust) > 0 {
+		// Bound into the shell at its start; the mount keeps the file
+		// after its name here is gone.
+		f, err := r.writeTrust(s.Trust)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
+		}
+		defer os.Remove(f)
+		s.trustFile = f
+	}
 	spec, checks, err := r.spec(s)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
@@ -609,7 +619,31 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 				Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
 		}
 	}
+	if s.trustFile != "" {
+		mounts = append(mounts, specs.Mount{Destination: TrustPath, Type: "bind", Source: s.trustFile,
+			Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
+	}
 	return mounts, checks, nil
+}
+
+// writeTrust writes a shell's trusted certificates into a file of its
+// own in the runtime directory (public: certificates are).
+func (r *containerRunner) writeTrust(pem []byte) (string, error) {
+	dir := filepath.Join(r.dir, "trust")
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", fmt.Errorf("prepare %s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, "shell-*.pem")
+	if err != nil {
+		return "", fmt.Errorf("write the shell's certificates: %w", err)
+	}
+	_, werr := f.Write(pem)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr, os.Chmod(f.Name(), 0o644)); err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("write the shell's certificates: %w", err)
+	}
+	return f.Name(), nil
 }
 
 // resolvConf is where resolver libraries find their name servers, and

@@ -32,7 +32,7 @@ step() { printf '\n=== %s\n' "$*"; }
 
 step "host set-up"
 need=()
-for pkg in procps python3 util-linux passwd gcc curl iproute2 runc crun bubblewrap debootstrap containerd docker.io podman e2fsprogs; do
+for pkg in procps python3 util-linux passwd gcc curl git iproute2 runc crun bubblewrap debootstrap containerd docker.io podman e2fsprogs; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 # Node.js and npm run the npm MCP SDK client of the serve tests; this

@@ -42,7 +42,21 @@ type Proxy struct {
 	// long (default 15 minutes).
 	IdleTimeout time.Duration
 
+	// Broker, when set, serves the connections to the hosts it holds
+	// credentials for instead of a tunnel, and checks each plain request.
+	Broker Broker
+
 	splicer *Splicer // set by Serve
+}
+
+// Broker adds credentials on the way out (package broker): Holds says
+// which host:port it serves, Serve carries a client's connection there
+// (up: the connection the proxy dialed), Check looks at a plain request
+// before it goes (an error: refused, with the sentence to answer).
+type Broker interface {
+	Holds(host string, port int) bool
+	Serve(ctx context.Context, c, up net.Conn, host string, port int)
+	Check(r *http.Request, host string, port int) error
 }
 
 // maxHeaderBytes bounds an HTTP request head.
@@ -169,13 +183,17 @@ func (p *Proxy) serveHTTP(ctx context.Context, w http.ResponseWriter, r *http.Re
 			return
 		}
 		// Bytes the client sent before our answer are already buffered.
-		if n := brw.Reader.Buffered(); n > 0 {
+		if n := brw.Reader.Buffered(); n > 0 && (p.Broker == nil || !p.Broker.Holds(host, port)) {
 			b, _ := brw.Reader.Peek(n)
 			if _, err := up.Write(b); err != nil {
 				c.Close()
 				up.Close()
 				return
 			}
+		}
+		if p.Broker != nil && p.Broker.Holds(host, port) {
+			p.Broker.Serve(ctx, &bufferedConn{Conn: c, r: brw.Reader}, up, host, port)
+			return
 		}
 		p.tunnel(unwrap(c), up)
 		return
@@ -192,6 +210,12 @@ func (p *Proxy) serveHTTP(ctx context.Context, w http.ResponseWriter, r *http.Re
 	if err != nil {
 		http.Error(w, "cshell proxy: bad host in the request", http.StatusBadRequest)
 		return
+	}
+	if p.Broker != nil {
+		if err := p.Broker.Check(r, host, port); err != nil {
+			http.Error(w, "cshell proxy: refused: "+err.Error(), http.StatusForbidden)
+			return
+		}
 	}
 	// Decide (and resolve) before anything is sent upstream.
 	up, err := p.dial(ctx, host, port, r.Method)
@@ -362,6 +386,10 @@ func (p *Proxy) serveSOCKS(ctx context.Context, c net.Conn) {
 		return
 	}
 	_ = c.SetDeadline(time.Time{})
+	if p.Broker != nil && p.Broker.Holds(host, port) {
+		p.Broker.Serve(ctx, &bufferedConn{Conn: c, r: r}, up, host, port)
+		return
+	}
 	if n := r.Buffered(); n > 0 { // early data after the request
 		b, _ := r.Peek(n)
 		if _, err := up.Write(b); err != nil {
@@ -439,6 +467,14 @@ func (c *notifyConn) Close() error {
 	c.once.Do(func() { close(c.done) })
 	return err
 }
+
+// bufferedConn is a connection some of whose bytes a reader holds.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *bufferedConn) Read(b []byte) (int, error) { return c.r.Read(b) }
 
 // unwrap returns the TCP connection under a notifyConn, so that tunnels
 // splice.

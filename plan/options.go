@@ -54,6 +54,9 @@ func (p *Plan) Options(w Wiring) sandbox.Options {
 			rules = rules.WithGrants(w.Grants, n.Ask)
 		}
 		o.Proxy = &sandbox.Proxy{Port: n.ProxyPort, Rules: rules, Record: w.Record, Asking: w.Asking, Hosts: n.Hosts}
+		for _, c := range n.Credentials {
+			o.Proxy.Credentials = append(o.Proxy.Credentials, sandbox.Credential{Name: c.Name, Host: c.Host, Header: c.Header, Value: c.Value})
+		}
 	}
 	return o
 }

@@ -75,6 +75,9 @@ type Network struct {
 	Grants        bool                  `json:"grants,omitempty"`         // the session's grants reach the shell
 	Ask           time.Duration         `json:"ask,omitempty"`            // how long a refused request waits for a grant
 	Hosts         map[string]netip.Addr `json:"hosts,omitempty"`          // --add-host
+	// Credentials are added by the proxy to requests to their hosts
+	// (--credential, network.credentials).
+	Credentials []Credential `json:"credentials,omitempty"`
 }
 
 // Ready is when a background shell's start is answered.
@@ -131,6 +134,9 @@ func New(r Request, f Facts) (*Plan, error) {
 		return nil, err
 	}
 	if err := p.network(r, cfg); err != nil {
+		return nil, err
+	}
+	if err := p.credentials(r, cfg, f); err != nil {
 		return nil, err
 	}
 	if p.Env, err = buildEnv(f.Environ, r.Env, cfg.Env.Pass, r.FS.Home); err != nil {
@@ -313,6 +319,12 @@ func (p *Plan) finishEnv(r Request, cfg *policy.Config, f Facts) {
 		}
 		p.Network.ProxyPort = sandbox.PickProxyPort(taken)
 	}
+	// A credential's variable holds its placeholder, which the sandbox
+	// sets: never the caller's value, even where env.pass would pass it.
+	p.Env = slices.DeleteFunc(p.Env, func(e string) bool {
+		k, _, _ := strings.Cut(e, "=")
+		return slices.ContainsFunc(p.Network.Credentials, func(c Credential) bool { return c.Name == k })
+	})
 	keep := slices.ContainsFunc(r.Env, func(e string) bool { k, _, _ := strings.Cut(e, "="); return k == "TMPDIR" })
 	p.Env = sandbox.Env(p.Env, keep, p.Network.ProxyPort)
 }

@@ -65,6 +65,8 @@ type Request struct {
 	ExposePublic bool     // consent to an address beyond loopback
 	AllowHosts   []string // reached through the shell's proxy, besides network.allow
 	AddHosts     []string // NAME:ADDRESS
+	// Credentials are --credential entries: NAME@HOST[,env=VAR|,file=PATH][,header=HEADER].
+	Credentials []string
 	// Ask is how long a refused request waits for a grant when the
 	// configuration sets no network.askSeconds.
 	Ask time.Duration

@@ -111,6 +111,10 @@ type NetworkConfig struct {
 	// AllowCloudMetadata lets shells reach cloud metadata endpoints that
 	// they are allowed (--allow-host, network.allow); default false: never.
 	AllowCloudMetadata *bool `json:"allowCloudMetadata,omitempty"`
+	// Credentials are declared for every shell (--credential's syntax):
+	// only the global file adds them; a project file lists the names it
+	// keeps.
+	Credentials []string `json:"credentials,omitempty"`
 }
 
 // CloudMetadata reports whether shells may reach cloud metadata endpoints
@@ -361,6 +365,14 @@ func (c *Config) validate() *fieldError {
 	for i, h := range c.Network.Deny {
 		if _, err := ParseHostPattern(h); err != nil {
 			return invalid(fmt.Sprintf("/network/deny/%d", i), "network.deny: %v", err)
+		}
+	}
+	for i, e := range c.Network.Credentials {
+		if !strings.Contains(e, "@") && CheckEnvKey(e) == nil {
+			continue // a name alone: what a project file keeps
+		}
+		if _, err := ParseCredential(e); err != nil {
+			return invalid(fmt.Sprintf("/network/credentials/%d", i), "network.credentials: %v", err)
 		}
 	}
 	if n := c.LimitsCfg.Pids; n != nil {

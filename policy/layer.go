@@ -15,6 +15,7 @@ func Layer(global, project *Config, projectName string) (*Config, []string) {
 	out := *global
 	out.Network.Allow = slices.Clone(global.Network.Allow)
 	out.Network.Deny = slices.Clone(global.Network.Deny)
+	out.Network.Credentials = slices.Clone(global.Network.Credentials)
 	out.Filesystem.AllowWrite = slices.Clone(global.Filesystem.AllowWrite)
 	out.Filesystem.DenyRead = slices.Clone(global.Filesystem.DenyRead)
 	out.Env.Pass = slices.Clone(global.Env.Pass)
@@ -82,6 +83,21 @@ func Layer(global, project *Config, projectName string) (*Config, []string) {
 			}
 		}
 		out.Network.Allow = kept
+	}
+	if project.Network.Credentials != nil {
+		// A project keeps global credentials by name (a .cshell.json a
+		// shell wrote must not send the caller's secrets anywhere new).
+		var kept []string
+		for _, e := range project.Network.Credentials {
+			name := CredentialName(e)
+			i := slices.IndexFunc(global.Network.Credentials, func(g string) bool { return CredentialName(g) == name })
+			if i < 0 || (e != name && e != global.Network.Credentials[i]) {
+				ignore("network.credentials entry %q (a project file keeps global credentials by name, and adds none)", e)
+				continue
+			}
+			kept = append(kept, global.Network.Credentials[i])
+		}
+		out.Network.Credentials = kept
 	}
 	if g := project.Network.AllowGrants; g != nil {
 		if *g && !global.AllowGrants() {

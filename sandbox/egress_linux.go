@@ -159,6 +159,17 @@ func (s *Sandbox) prepareEgress(ctx context.Context, p *Proxy, maxConns int) (*n
 			p.Record(v)
 		}
 	}
+	dial := func(ctx context.Context, host string, port int) (net.Conn, error) {
+		c, err := dialChecked(ctx, p.Rules, p.Hosts, host, port)
+		var ref *netrelay.Refusal
+		if errors.As(err, &ref) {
+			record(policy.NewViolation(host, port, "connect", policy.Reason{Text: ref.Rule, Hint: ref.Hint, Allow: ref.Allow}))
+		}
+		return c, err
+	}
+	if p.broker != nil {
+		dial = s.brokered(ctx, p.broker, dial)
+	}
 	eg := &netrelay.Egress{
 		Factory: s.factory,
 		DNS:     ResolverAddr,
@@ -178,15 +189,8 @@ func (s *Sandbox) prepareEgress(ctx context.Context, p *Proxy, maxConns int) (*n
 			}
 			return host, ok
 		},
-		Dial: func(ctx context.Context, host string, port int) (net.Conn, error) {
-			c, err := dialChecked(ctx, p.Rules, p.Hosts, host, port)
-			var ref *netrelay.Refusal
-			if errors.As(err, &ref) {
-				record(policy.NewViolation(host, port, "connect", policy.Reason{Text: ref.Rule, Hint: ref.Hint, Allow: ref.Allow}))
-			}
-			return c, err
-		},
-		Max: maxConns,
+		Dial: dial,
+		Max:  maxConns,
 		OverMax: func(dest netip.AddrPort, open int) {
 			host := dest.Addr().Unmap().String()
 			if name, fake := n.name(dest.Addr().Unmap()); fake && name != "" {

@@ -65,6 +65,9 @@ func (s *Sandbox) serveProxy(ctx context.Context, p *Proxy) error {
 			}
 		},
 	}
+	if p.broker != nil {
+		proxy.Broker = p.broker
+	}
 	s.relays.Add(1)
 	go func() {
 		defer s.relays.Done()

@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cshell/cshell/broker"
 	"github.com/cshell/cshell/container"
 	"github.com/cshell/cshell/netrelay"
 	"github.com/cshell/cshell/policy"
@@ -104,6 +105,12 @@ type Proxy struct {
 	// Hosts are names given their address (--add-host), for the proxy,
 	// the shell's resolver and its egress alike.
 	Hosts map[string]netip.Addr
+	// Credentials are added to the shell's requests to their hosts by a
+	// broker between the proxy (and the egress) and those hosts; the
+	// shell holds placeholders (see brokerFor).
+	Credentials []Credential
+
+	broker *broker.Broker // made at Start, when there are Credentials
 }
 
 // Sandbox is one started shell and what serves it.
@@ -193,8 +200,27 @@ func Start(runner container.Runner, o Options) (*Sandbox, error) {
 		sockets = child // closed right after the start: the init has its own copy
 		s.factory = netrelay.NewFactory(parent)
 	}
+	env := o.Env
+	var trust []byte
+	if inside && o.Proxy != nil && len(o.Proxy.Credentials) > 0 {
+		p := *o.Proxy // the caller's stays as it was (a warm sandbox's options are compared)
+		o.Proxy = &p
+		if p.broker, env, trust, err = brokerFor(o.Proxy, env); err != nil {
+			closeListeners()
+			if s.factory != nil {
+				s.factory.Close()
+			}
+			if sockets != nil {
+				sockets.Close()
+			}
+			if events != nil {
+				events.Close()
+			}
+			return nil, fmt.Errorf("%w: %w", container.ErrSandbox, err)
+		}
+	}
 	spec := &container.Spec{
-		ID: o.ID, Command: o.Command, Argv: o.Argv, Env: o.Env, FS: o.FS,
+		ID: o.ID, Command: o.Command, Argv: o.Argv, Env: env, FS: o.FS, Trust: trust,
 		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Terminal: o.Terminal,
 		Sockets: sockets, Events: events, Limits: o.Limits, AllowUserNamespaces: o.AllowUserNamespaces, QuietWrites: o.QuietWrites,
 		Resolver: egress, Held: o.Held,

@@ -26,12 +26,16 @@ const (
 
 // Grant is one entry of grants.json.
 type Grant struct {
-	Session string     `json:"session"`
-	Pattern string     `json:"pattern"`
-	Shell   string     `json:"shell,omitempty"` // only this shell (an "allow once" answer)
-	Deny    bool       `json:"deny,omitempty"`  // a refusal answered to a prompt: the waiting request ends
-	Added   time.Time  `json:"added"`
-	Until   *time.Time `json:"until,omitempty"` // gone after this
+	Session string `json:"session"`
+	Pattern string `json:"pattern"`
+	// Credential, when set, is a credential taken back from the shells of
+	// the session (cshell allow --revoke-credential): not a host, Pattern
+	// is empty and Deny true.
+	Credential string     `json:"credential,omitempty"`
+	Shell      string     `json:"shell,omitempty"` // only this shell (an "allow once" answer)
+	Deny       bool       `json:"deny,omitempty"`  // a refusal answered to a prompt: the waiting request ends
+	Added      time.Time  `json:"added"`
+	Until      *time.Time `json:"until,omitempty"` // gone after this
 }
 
 type grantsFile struct {
@@ -87,7 +91,7 @@ func (m *Manager) Allow(session string, patterns []string) ([]string, error) {
 	return norm, m.changeGrants(func(gs []Grant) ([]Grant, error) {
 		for _, p := range norm {
 			if !slices.ContainsFunc(gs, func(g Grant) bool {
-				return g.Session == session && g.Pattern == p && g.Shell == "" && !g.Deny && g.Until == nil
+				return g.Session == session && g.Pattern == p && g.Credential == "" && g.Shell == "" && !g.Deny && g.Until == nil
 			}) {
 				gs = append(gs, Grant{Session: session, Pattern: p, Added: now})
 			}
@@ -111,13 +115,63 @@ func (m *Manager) Revoke(session string, patterns []string) error {
 	return m.changeGrants(func(gs []Grant) ([]Grant, error) {
 		for _, p := range norm {
 			n := len(gs)
-			gs = slices.DeleteFunc(gs, func(g Grant) bool { return g.Session == session && g.Pattern == p && !g.Deny })
+			gs = slices.DeleteFunc(gs, func(g Grant) bool { return g.Session == session && g.Pattern == p && g.Credential == "" && !g.Deny })
 			if len(gs) == n {
 				return nil, kind.Errorf(ErrNotGranted, "%s is not granted to session %s (cshell allow --list shows the grants)", p, session)
 			}
 		}
 		return gs, nil
 	})
+}
+
+// RevokeCredentials takes credentials (by name) back from every shell of
+// a session, running and later ones, from their next request on, until
+// RestoreCredentials gives them back.
+func (m *Manager) RevokeCredentials(session string, names []string) error {
+	if err := checkCredentialNames(session, names); err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	return m.changeGrants(func(gs []Grant) ([]Grant, error) {
+		for _, n := range names {
+			if !slices.ContainsFunc(gs, func(g Grant) bool { return g.Session == session && g.Credential == n }) {
+				gs = append(gs, Grant{Session: session, Credential: n, Deny: true, Added: now})
+			}
+		}
+		return gs, nil
+	})
+}
+
+// RestoreCredentials ends revocations of a session.
+func (m *Manager) RestoreCredentials(session string, names []string) error {
+	if err := checkCredentialNames(session, names); err != nil {
+		return err
+	}
+	return m.changeGrants(func(gs []Grant) ([]Grant, error) {
+		for _, n := range names {
+			k := len(gs)
+			gs = slices.DeleteFunc(gs, func(g Grant) bool { return g.Session == session && g.Credential == n })
+			if len(gs) == k {
+				return nil, kind.Errorf(ErrNotGranted, "credential %s is not revoked in session %s (cshell allow --list shows what is)", n, session)
+			}
+		}
+		return gs, nil
+	})
+}
+
+func checkCredentialNames(session string, names []string) error {
+	if err := CheckSession(session); err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		return usageErr("no credential named; give its NAME, as --credential NAME@HOST declared it")
+	}
+	for _, n := range names {
+		if err := policy.CheckEnvKey(n); err != nil {
+			return usageErr("credential %q: %v", n, err)
+		}
+	}
+	return nil
 }
 
 // Answer records a user's answer to a prompt about a held request of one
@@ -197,6 +251,10 @@ func (r *grantReader) grants() []policy.Grant {
 	r.ident, r.at, r.cache = ident, time.Now(), nil
 	for _, g := range r.m.readGrants() {
 		if g.Session != r.session || (g.Shell != "" && g.Shell != r.shell) {
+			continue
+		}
+		if g.Credential != "" {
+			r.cache = append(r.cache, policy.Grant{RevokedCredential: g.Credential})
 			continue
 		}
 		if p, err := policy.ParseHostPattern(g.Pattern); err == nil {

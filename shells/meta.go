@@ -28,37 +28,46 @@ type Exposed = control.Port
 // Meta is a shell's record, meta.json in its folder: everything ps --json
 // shows, and the supervisor's identity. Written whole and atomically.
 type Meta struct {
-	ID             string         `json:"id"`
-	Name           string         `json:"name"`
-	Session        string         `json:"session"`
-	Command        string         `json:"command"`
-	Description    string         `json:"description,omitempty"` // from the MCP bash tool
-	Status         string         `json:"status"`
-	StatusLine     string         `json:"status_line"`
-	ExitCode       *int           `json:"exit_code"`
-	Signal         string         `json:"signal"`
-	Pid            int            `json:"pid"`
-	PidTime        uint64         `json:"pid_start_time,omitempty"`
-	StartedAt      time.Time      `json:"started_at"`
-	EndedAt        *time.Time     `json:"ended_at"`
-	RuntimeSeconds float64        `json:"runtime_seconds"`
-	Log            string         `json:"log"`
-	Exposed        []Exposed      `json:"exposed"`
-	AllowHosts     []string       `json:"allow_hosts"`
-	Workdir        string         `json:"workdir"`
-	Isolation      string         `json:"isolation"`
-	Timeout        float64        `json:"timeout_seconds,omitempty"`
-	EndReason      string         `json:"end_reason,omitempty"`     // session, for killed (session ended)
-	OwnerPid       int            `json:"owner_pid,omitempty"`      // the process whose end ends it (--owner-pid, an MCP server)
-	OrphanedUntil  *time.Time     `json:"orphaned_until,omitempty"` // its MCP server ended: it ends then, unless a new one takes it over
-	LogDropped     int64          `json:"log_dropped_bytes"`
-	Limits         *policy.Limits `json:"limits,omitempty"`
-	LimitHit       string         `json:"limit_hit,omitempty"` // memory or pids: the bound that ended it
-	AllowUserns    bool           `json:"allow_userns"`
-	Escaped        []int          `json:"escaped_pids,omitempty"` // process runner: killed at the end, outside the group
-	Token          string         `json:"token,omitempty"`        // process runner: what the shell's processes carry (container.TokenVar)
-	Supervisor     int            `json:"supervisor_pid,omitempty"`
-	SupervisorTime uint64         `json:"supervisor_start_time,omitempty"` // /proc start time, against pid reuse
+	ID             string          `json:"id"`
+	Name           string          `json:"name"`
+	Session        string          `json:"session"`
+	Command        string          `json:"command"`
+	Description    string          `json:"description,omitempty"` // from the MCP bash tool
+	Status         string          `json:"status"`
+	StatusLine     string          `json:"status_line"`
+	ExitCode       *int            `json:"exit_code"`
+	Signal         string          `json:"signal"`
+	Pid            int             `json:"pid"`
+	PidTime        uint64          `json:"pid_start_time,omitempty"`
+	StartedAt      time.Time       `json:"started_at"`
+	EndedAt        *time.Time      `json:"ended_at"`
+	RuntimeSeconds float64         `json:"runtime_seconds"`
+	Log            string          `json:"log"`
+	Exposed        []Exposed       `json:"exposed"`
+	AllowHosts     []string        `json:"allow_hosts"`
+	Credentials    []CredentialUse `json:"credentials,omitempty"` // names and hosts, never values
+	Workdir        string          `json:"workdir"`
+	Isolation      string          `json:"isolation"`
+	Timeout        float64         `json:"timeout_seconds,omitempty"`
+	EndReason      string          `json:"end_reason,omitempty"`     // session, for killed (session ended)
+	OwnerPid       int             `json:"owner_pid,omitempty"`      // the process whose end ends it (--owner-pid, an MCP server)
+	OrphanedUntil  *time.Time      `json:"orphaned_until,omitempty"` // its MCP server ended: it ends then, unless a new one takes it over
+	LogDropped     int64           `json:"log_dropped_bytes"`
+	Limits         *policy.Limits  `json:"limits,omitempty"`
+	LimitHit       string          `json:"limit_hit,omitempty"` // memory or pids: the bound that ended it
+	AllowUserns    bool            `json:"allow_userns"`
+	Escaped        []int           `json:"escaped_pids,omitempty"` // process runner: killed at the end, outside the group
+	Token          string          `json:"token,omitempty"`        // process runner: what the shell's processes carry (container.TokenVar)
+	Supervisor     int             `json:"supervisor_pid,omitempty"`
+	SupervisorTime uint64          `json:"supervisor_start_time,omitempty"` // /proc start time, against pid reuse
+}
+
+// CredentialUse is a credential a shell's proxy adds: its name and the
+// host pattern it may go to.
+type CredentialUse struct {
+	Name   string `json:"name"`
+	Host   string `json:"host"`
+	Header string `json:"header"`
 }
 
 // Finished reports whether the shell has ended, one way or another.

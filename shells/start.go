@@ -210,7 +210,7 @@ func (m *Manager) allocate(p *plan.Plan) (*Meta, error) {
 func newMeta(id string, p *plan.Plan, log string) *Meta {
 	meta := &Meta{
 		ID: id, Name: p.Name, Session: p.Session, Command: p.Command, Description: p.Description, Status: StatusStarting,
-		StartedAt: time.Now(), Log: log, Exposed: []Exposed{}, AllowHosts: p.AllowHosts(), Workdir: p.FS.Workdir,
+		StartedAt: time.Now(), Log: log, Exposed: []Exposed{}, AllowHosts: p.AllowHosts(), Credentials: credentialUses(p), Workdir: p.FS.Workdir,
 		Isolation: string(p.Isolation), Timeout: p.Timeout.Seconds(), AllowUserns: p.AllowUserNamespaces, OwnerPid: p.OwnerPid,
 	}
 	for _, e := range p.Exposes {
@@ -324,4 +324,13 @@ func (s *Started) Answer() Answer {
 	}
 	a.FirstLines = s.FirstLines
 	return a
+}
+
+// credentialUses are the plan's credentials as meta.json shows them.
+func credentialUses(p *plan.Plan) []CredentialUse {
+	var out []CredentialUse
+	for _, c := range p.Network.Credentials {
+		out = append(out, CredentialUse{Name: c.Name, Host: c.Host.String(), Header: c.Header})
+	}
+	return out
 }

@@ -16,16 +16,17 @@ import (
 // leaves; a package missing here fails the test, so a new one must say
 // where it stands.
 var layers = map[string][]string{
-	"cmd/cshell":           {"mcpserver", "mcptasks", "shells", "plan", "control", "cache", "sandbox", "container", "netrelay", "policy", "internal/safefs", "internal/procstat", "internal/escape", "internal/kind"},
-	"mcpserver":            {"mcptasks", "shells", "plan", "control", "cache", "sandbox", "container", "netrelay", "policy", "internal/safefs", "internal/procstat", "internal/escape", "internal/kind"},
-	"shells":               {"plan", "control", "cache", "sandbox", "container", "netrelay", "policy", "internal/safefs", "internal/procstat", "internal/escape", "internal/kind"},
-	"plan":                 {"cache", "sandbox", "container", "netrelay", "policy", "internal/safefs", "internal/procstat", "internal/escape", "internal/kind"},
+	"cmd/cshell":           {"mcpserver", "mcptasks", "shells", "plan", "control", "cache", "sandbox", "broker", "container", "netrelay", "policy", "internal/safefs", "internal/procstat", "internal/escape", "internal/kind"},
+	"mcpserver":            {"mcptasks", "shells", "plan", "control", "cache", "sandbox", "broker", "container", "netrelay", "policy", "internal/safefs", "internal/procstat", "internal/escape", "internal/kind"},
+	"shells":               {"plan", "control", "cache", "sandbox", "broker", "container", "netrelay", "policy", "internal/safefs", "internal/procstat", "internal/escape", "internal/kind"},
+	"plan":                 {"cache", "sandbox", "broker", "container", "netrelay", "policy", "internal/safefs", "internal/procstat", "internal/escape", "internal/kind"},
 	"control":              {"internal/safefs"},
-	"sandbox":              {"container", "netrelay", "policy", "internal/safefs", "internal/procstat", "internal/kind"},
+	"sandbox":              {"broker", "container", "netrelay", "policy", "internal/safefs", "internal/procstat", "internal/kind"},
 	"container":            {"policy", "internal/safefs", "internal/procstat", "internal/kind"},
 	"cache":                {"policy", "internal/safefs", "internal/kind"},
 	"mcptasks":             {},
 	"netrelay":             {},
+	"broker":               {},
 	"policy":               {"internal/safefs", "internal/kind"},
 	"internal/safefs":      {},
 	"internal/procstat":    {},

@@ -361,11 +361,22 @@ func greeter(t *testing.T, addr, text string) int {
 // returns the port.
 func httpGreeter(t *testing.T, addr, body string) int {
 	t.Helper()
+	return httpGreeterOn(t, addr, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, body) }))
+}
+
+// httpGreeterHandler serves h on 127.0.0.1; it returns the port.
+func httpGreeterHandler(t *testing.T, h http.Handler) int {
+	t.Helper()
+	return httpGreeterOn(t, "127.0.0.1:0", h)
+}
+
+func httpGreeterOn(t *testing.T, addr string, h http.Handler) int {
+	t.Helper()
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, body) })}
+	srv := &http.Server{Handler: h}
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
 	return l.Addr().(*net.TCPAddr).Port

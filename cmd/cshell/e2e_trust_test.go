@@ -29,6 +29,12 @@ import (
 // returns the port and the CA file.
 func tlsServer(t *testing.T, name string) (int, string) {
 	t.Helper()
+	return tlsServerWith(t, name, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello over tls") }))
+}
+
+// tlsServerWith is tlsServer with a handler of the caller's.
+func tlsServerWith(t *testing.T, name string, h http.Handler) (int, string) {
+	t.Helper()
 	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "cshell e2e test CA"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
@@ -61,7 +67,7 @@ func tlsServer(t *testing.T, name string) (int, string) {
 	}
 	// A client that refuses the certificate ends the handshake, which the
 	// server would log (OpenSSL's alert reads as "bad record MAC" to Go).
-	srv := &http.Server{ErrorLog: log.New(io.Discard, "", 0), Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello over tls") }),
+	srv := &http.Server{ErrorLog: log.New(io.Discard, "", 0), Handler: h,
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{leafDER}, PrivateKey: key}}}}
 	go srv.ServeTLS(l, "", "")
 	t.Cleanup(func() { srv.Close() })

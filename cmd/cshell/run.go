@@ -28,6 +28,7 @@ import (
 type runOptions struct {
 	allowHosts   []string
 	addHosts     []string
+	credentials  []string
 	expose       []string
 	exposePublic bool
 	ready        bool
@@ -78,6 +79,7 @@ which it cannot enforce.`,
   cshell run --hide ~/.config/secret --ro ./vendor -- go build ./...
   cshell run --timeout 5m -- ./long-build.sh
   cshell run --allow-host registry.npmjs.org -- npm ci
+  cshell run --credential GH_TOKEN@api.github.com -- gh api user
   cshell run -d --name web --expose 5173 --ready -- npm run dev
   cshell output web --wait 10`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -116,6 +118,7 @@ func addPolicyFlags(cmd *cobra.Command, o *runOptions) {
 	f.StringArrayVarP(&o.env, "env", "e", nil, "environment for the command, KEY=VALUE (repeatable)")
 	f.StringVar(&o.isolation, "isolation", "auto", "auto|container|process: auto is a container on Linux, a process group elsewhere (process isolates nothing but the process group)")
 	f.StringArrayVar(&o.allowHosts, "allow-host", nil, "host the shell may reach (through its proxy, or dialed directly): example.com, *.example.com, host:port (repeatable)")
+	f.StringArrayVar(&o.credentials, "credential", nil, "NAME@HOST[,env=VAR|,file=PATH][,header=HEADER]: the shell sees a placeholder in $NAME, and its proxy puts the value (from $NAME by default) in its place in requests to HOST (repeatable)")
 	f.StringArrayVar(&o.addHosts, "add-host", nil, "NAME:ADDRESS: the name resolves to the address for the shell (it must still be allowed; repeatable)")
 	f.StringVar(&o.memory, "memory", "", "memory limit, binary units (512m, 2g): the shell is killed past it")
 	f.IntVar(&o.pids, "pids", 0, "limit on the shell's tasks (processes and threads) at once")
@@ -196,7 +199,7 @@ func (o *runOptions) runOptions(cmd *cobra.Command, g *globals) (shells.RunOptio
 	if err != nil {
 		return shells.RunOptions{}, err
 	}
-	ro := shells.RunOptions{Request: plan.Request{Isolation: iso, FS: req, Env: o.env, Config: cfg, AllowHosts: o.allowHosts, AddHosts: o.addHosts,
+	ro := shells.RunOptions{Request: plan.Request{Isolation: iso, FS: req, Env: o.env, Config: cfg, AllowHosts: o.allowHosts, AddHosts: o.addHosts, Credentials: o.credentials,
 		StateDir: g.stateDirPath(), Limits: limits, AllowUserNamespaces: o.allowUserns}, Stderr: g.stderr, Log: g.log}
 	ro.ConfigFile, _ = g.configPath(req.Home)
 	return ro, nil

@@ -2,6 +2,10 @@
 # Throughput of one large download through a shell's allowlist proxy
 # (HTTP CONNECT), against the same download straight over loopback, in the
 # same run, as root and as an unprivileged user. Goal: >= 0.8x.
+# Then one large HTTPS download from a host a credential is declared for
+# (--credential: the shell's broker ends TLS, adds the value and speaks TLS
+# again upstream) against the same download through the plain proxy's
+# tunnel. Goal: >= 0.8x. Exits 1 when a goal is missed.
 #
 # usage (as root):  bash hack/bench/proxy.sh [ROUNDS]   (default 5; 1 GiB each)
 #   TEST_USER=name  the unprivileged user (default cshelltest)
@@ -22,10 +26,11 @@ done
 
 W=$(work_dir /var/tmp/cshell-proxy.XXXXXX) || exit 1
 USER_TMP_ROOT=$W
-BLOB_PID=
+BLOB_PID= TLS_PID=
 # shellcheck disable=SC2317 # called from the EXIT trap
 cleanup() {
 	if [ -n "$BLOB_PID" ]; then kill "$BLOB_PID" 2>/dev/null || true; fi
+	if [ -n "$TLS_PID" ]; then kill "$TLS_PID" 2>/dev/null || true; fi
 	rm -rf --one-file-system -- "$W"
 	drop_run_cshell
 }
@@ -59,3 +64,32 @@ for user in root "$TEST_USER"; do
 		"$(echo "$p*8/1000000000" | bc -l)" "$(echo "$p/$d" | bc -l)"
 done
 echo "# goal: proxied >= 0.8x direct"
+
+# HTTPS: a credentialed host (the broker) against the plain tunnel.
+TPORT=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$W/blob" -addr "127.0.0.1:$TPORT" -tls blob.test -ca "$W/blob-ca.pem" & TLS_PID=$!
+for _ in $(seq 50); do curl -s -o /dev/null --cacert "$W/blob-ca.pem" --resolve "blob.test:$TPORT:127.0.0.1" "https://blob.test:$TPORT/1" && break; sleep 0.1; done
+# shellcheck disable=SC2016 # $TOKEN is the shell's
+TGET='curl -sS -o /dev/null -w %{speed_download} -H "Authorization: Bearer $TOKEN" https://blob.test:'$TPORT/$SIZE
+NET=(--add-host blob.test:127.0.0.1)
+missed=0
+echo
+echo "# 1 GiB HTTPS download, Gbit/s, median of $ROUNDS interleaved rounds; the plain proxy's tunnel against the credential broker"
+printf '%-12s %10s %10s %8s\n' user tunnel broker ratio
+for user in root "$TEST_USER"; do
+	tunnel=() brokered=()
+	for _ in $(seq "$ROUNDS"); do
+		tunnel+=("$(as_user "$user" "$W/$user" env TOKEN=plain "$W/cshell" --state-dir "$W/$user/state" run \
+			"${NET[@]}" --allow-host "blob.test:$TPORT" -e TOKEN -e "CURL_CA_BUNDLE=$W/blob-ca.pem" -- "$TGET")")
+		brokered+=("$(as_user "$user" "$W/$user" env TOKEN=secret-value SSL_CERT_FILE="$W/blob-ca.pem" "$W/cshell" --state-dir "$W/$user/state" run \
+			"${NET[@]}" --credential "TOKEN@blob.test:$TPORT" -- "$TGET")")
+	done
+	t=$(printf '%s\n' "${tunnel[@]}" | median)
+	b=$(printf '%s\n' "${brokered[@]}" | median)
+	ratio=$(echo "$b/$t" | bc -l)
+	printf '%-12s %10.2f %10.2f %7.2fx\n' "$user" "$(echo "$t*8/1000000000" | bc -l)" \
+		"$(echo "$b*8/1000000000" | bc -l)" "$ratio"
+	if (($(echo "$ratio < 0.8" | bc -l))); then missed=1; fi
+done
+echo "# goal: broker >= 0.8x tunnel"
+exit "$missed"

@@ -1,0 +1,340 @@
+package broker
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Credential is one secret a shell may have added to its requests.
+type Credential struct {
+	Name        string // the environment variable the shell sees
+	Placeholder string // what the shell holds instead of Value
+	Value       string
+	// Header is the request header the value may go in (canonical form,
+	// "Authorization" by default): the placeholder is replaced in that
+	// header's values only, and inside basic credentials there
+	// ("Authorization: Basic", base64 of user:password). Anywhere else it
+	// goes on as it is: a header a server might echo back never carries
+	// the secret.
+	Header string
+	// Host is the pattern as the user wrote it, for sentences; Matches
+	// decides.
+	Host    string
+	Matches func(host string, port int) bool
+}
+
+// Broker adds a shell's credentials to its requests to their hosts.
+// Safe for concurrent use.
+type Broker struct {
+	Authority   *Authority
+	Credentials []Credential
+	// Dial connects to host:port (decided and checked by the caller's
+	// policy).
+	Dial func(ctx context.Context, host string, port int) (net.Conn, error)
+	// RootCAs verify the hosts (nil: this machine's roots).
+	RootCAs *x509.CertPool
+	// Revoked reports whether a credential was taken back from the shell
+	// (nil: none is).
+	Revoked func(name string) bool
+	// Refused is told of each request refused for a credential (method,
+	// and the sentence), never with the value.
+	Refused func(host string, port int, method, why string)
+	// HandshakeTimeout bounds the shell's TLS handshake and a request's
+	// head (default 10 s); IdleTimeout a kept connection (default 90 s).
+	HandshakeTimeout time.Duration
+	IdleTimeout      time.Duration
+}
+
+// Holds reports whether a credential is declared for host:port: a
+// connection there goes through Serve.
+func (b *Broker) Holds(host string, port int) bool {
+	for _, c := range b.Credentials {
+		if c.Matches(host, port) {
+			return true
+		}
+	}
+	return false
+}
+
+// Check looks at a plain HTTP request the proxy forwards to host:port:
+// one that carries a placeholder to a host not declared for it is refused
+// (recorded, and the error says why); for a declared host the values go
+// in. It returns the error to answer with, nil to forward r.
+func (b *Broker) Check(r *http.Request, host string, port int) error {
+	return b.rewrite(r, host, port)
+}
+
+// errRefused is a request the broker will not send.
+type errRefused struct{ why string }
+
+func (e *errRefused) Error() string { return e.why }
+
+// IsRefusal reports whether err is the broker's refusal of a request.
+func IsRefusal(err error) bool { var r *errRefused; return errors.As(err, &r) }
+
+// rewrite puts the values of the credentials declared for host:port in
+// place of their placeholders (in their headers), and refuses a request
+// that carries any other placeholder, or one of a revoked credential.
+func (b *Broker) rewrite(r *http.Request, host string, port int) error {
+	for _, c := range b.Credentials {
+		if !carries(r, c.Placeholder) {
+			continue
+		}
+		if !c.Matches(host, port) {
+			return b.refuse(r, host, port, fmt.Sprintf("credential %s to %s, which it may not be sent to (only %s)", c.Name, host, c.Host))
+		}
+		if b.Revoked != nil && b.Revoked(c.Name) {
+			return b.refuse(r, host, port, fmt.Sprintf("credential %s was revoked (cshell allow --list shows it)", c.Name))
+		}
+		vals := r.Header.Values(c.Header)
+		for i, v := range vals {
+			vals[i] = replaceIn(v, c)
+		}
+	}
+	return nil
+}
+
+func (b *Broker) refuse(r *http.Request, host string, port int, why string) error {
+	if b.Refused != nil {
+		b.Refused(host, port, r.Method, why)
+	}
+	return &errRefused{why: why}
+}
+
+// carries reports whether the placeholder appears in the request's
+// target or any header, basic credentials decoded.
+func carries(r *http.Request, ph string) bool {
+	if strings.Contains(r.URL.String(), ph) || strings.Contains(r.RequestURI, ph) || strings.Contains(r.Host, ph) {
+		return true
+	}
+	for _, vs := range r.Header {
+		for _, v := range vs {
+			if strings.Contains(v, ph) {
+				return true
+			}
+			if dec, ok := basic(v); ok && strings.Contains(dec, ph) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// basic decodes "Basic BASE64" credentials.
+func basic(v string) (string, bool) {
+	scheme, rest, ok := strings.Cut(strings.TrimSpace(v), " ")
+	if !ok || !strings.EqualFold(scheme, "basic") {
+		return "", false
+	}
+	dec, err := base64.StdEncoding.DecodeString(strings.TrimSpace(rest))
+	if err != nil {
+		return "", false
+	}
+	return string(dec), true
+}
+
+// replaceIn puts c's value in place of its placeholder in one header
+// value, inside basic credentials too.
+func replaceIn(v string, c Credential) string {
+	if dec, ok := basic(v); ok && strings.Contains(dec, c.Placeholder) {
+		scheme, _, _ := strings.Cut(strings.TrimSpace(v), " ")
+		return scheme + " " + base64.StdEncoding.EncodeToString([]byte(strings.ReplaceAll(dec, c.Placeholder, c.Value)))
+	}
+	return strings.ReplaceAll(v, c.Placeholder, c.Value)
+}
+
+// Serve carries one connection of the shell to host:port, a host it
+// Holds: TLS (told by its first byte) is ended with a certificate of the
+// Authority and each request goes on in TLS of the broker's own, verified
+// for host; plain HTTP goes on plain. up, when not nil, is a connection
+// to host:port already made (the caller's decision), used for the first
+// request. Serve returns when the shell's connection ends or ctx does.
+func (b *Broker) Serve(ctx context.Context, c net.Conn, up net.Conn, host string, port int) {
+	defer c.Close()
+	timeout := b.HandshakeTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	idle := b.IdleTimeout
+	if idle <= 0 {
+		idle = 90 * time.Second
+	}
+	_ = c.SetReadDeadline(time.Now().Add(timeout))
+	br := bufio.NewReader(c)
+	first, err := br.Peek(1)
+	if err != nil {
+		if up != nil {
+			up.Close()
+		}
+		return
+	}
+	var conn net.Conn = &peeked{Conn: c, r: br}
+	secure := first[0] == 0x16 // a TLS handshake record
+	if secure {
+		cert, err := b.Authority.Leaf(host)
+		if err != nil {
+			if up != nil {
+				up.Close()
+			}
+			return
+		}
+		t := tls.Server(conn, &tls.Config{Certificates: []tls.Certificate{*cert}, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12})
+		if err := t.HandshakeContext(ctx); err != nil {
+			if up != nil {
+				up.Close()
+			}
+			return
+		}
+		conn = t
+	}
+	_ = c.SetReadDeadline(time.Time{})
+
+	var once sync.Once
+	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var got net.Conn
+		once.Do(func() { got, up = up, nil })
+		if got != nil {
+			return got, nil
+		}
+		return b.Dial(ctx, host, port)
+	}
+	tr := &http.Transport{
+		DialContext:           dial,
+		TLSClientConfig:       &tls.Config{ServerName: host, RootCAs: b.RootCAs, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12},
+		ForceAttemptHTTP2:     false,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       idle,
+		TLSHandshakeTimeout:   timeout,
+		ResponseHeaderTimeout: 0, // a slow answer is the host's to give
+		DisableCompression:    true,
+		Proxy:                 nil,
+	}
+	defer tr.CloseIdleConnections()
+	defer func() {
+		if up != nil {
+			up.Close()
+		}
+	}()
+	scheme := "http"
+	if secure {
+		scheme = "https"
+	}
+	authority := net.JoinHostPort(host, strconv.Itoa(port))
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme, pr.Out.URL.Host = scheme, authority
+			pr.Out.Host = pr.In.Host
+		},
+		Transport:     tr,
+		FlushInterval: -1, // streams (server-sent events, progress) pass as they come
+		ErrorLog:      log.New(io.Discard, "", 0),
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if errors.Is(err, context.Canceled) {
+				return
+			}
+			http.Error(w, fmt.Sprintf("cshell proxy: cannot reach %s: %s", authority, upstreamError(err)), http.StatusBadGateway)
+		},
+	}
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if err := b.rewrite(r, host, port); err != nil {
+				http.Error(w, "cshell proxy: refused: "+err.Error(), http.StatusForbidden)
+				return
+			}
+			rp.ServeHTTP(w, r)
+		}),
+		ReadHeaderTimeout: timeout,
+		IdleTimeout:       idle,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          log.New(io.Discard, "", 0),
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	l := newOneListener(conn)
+	stop := context.AfterFunc(ctx, func() { _ = srv.Close() })
+	defer stop()
+	_ = srv.Serve(l) // returns once the connection ended, or ctx did
+	_ = srv.Close()
+}
+
+// upstreamError says why the host could not be reached, in words that
+// hold no request data.
+func upstreamError(err error) string {
+	var cv *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	var hn x509.HostnameError
+	switch {
+	case errors.As(err, &cv), errors.As(err, &ua), errors.As(err, &hn):
+		return "its certificate is not trusted here (" + strings.TrimPrefix(err.Error(), "tls: ") + ")"
+	}
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return op.Err.Error()
+	}
+	return err.Error()
+}
+
+// peeked is a connection whose first bytes were read into r.
+type peeked struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (p *peeked) Read(b []byte) (int, error) { return p.r.Read(b) }
+
+// oneListener hands out one connection, then waits until it is closed.
+type oneListener struct {
+	mu     sync.Mutex
+	c      net.Conn
+	closed chan struct{}
+	once   sync.Once
+	addr   net.Addr
+}
+
+func newOneListener(c net.Conn) *oneListener {
+	l := &oneListener{closed: make(chan struct{}), addr: c.LocalAddr()}
+	l.c = &closeNotify{Conn: c, l: l}
+	return l
+}
+
+func (l *oneListener) Accept() (net.Conn, error) {
+	l.mu.Lock()
+	c := l.c
+	l.c = nil
+	l.mu.Unlock()
+	if c != nil {
+		return c, nil
+	}
+	<-l.closed
+	return nil, net.ErrClosed
+}
+
+func (l *oneListener) Close() error { l.done(); return nil }
+
+func (l *oneListener) Addr() net.Addr { return l.addr }
+
+func (l *oneListener) done() { l.once.Do(func() { close(l.closed) }) }
+
+type closeNotify struct {
+	net.Conn
+	l *oneListener
+}
+
+func (c *closeNotify) Close() error {
+	err := c.Conn.Close()
+	c.l.done()
+	return err
+}

@@ -1,0 +1,103 @@
+package plan
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cshell/cshell/container"
+	"github.com/cshell/cshell/policy"
+)
+
+func TestPlanCredentials(t *testing.T) {
+	r, f := base(t)
+	f.Environ = append(f.Environ, "GH_TOKEN=ghp_real", "NPM_TOKEN=npm_real")
+	file := filepath.Join(r.FS.Home, "token")
+	if err := os.WriteFile(file, []byte("from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.Credentials = []string{"GH_TOKEN@api.github.com", "KEY@*.example.com:443,file=~/token,header=x-api-key"}
+	r.Config = &policy.Config{Env: policy.EnvConfig{Pass: []string{"GH_TOKEN", "NPM_TOKEN"}},
+		Network: policy.NetworkConfig{Credentials: []string{"NPM_TOKEN@registry.npmjs.org", "GH_TOKEN@evil.example"}}}
+	p := mustPlan(t, r, f)
+	got := p.Network.Credentials
+	if len(got) != 3 || got[0].Name != "GH_TOKEN" || got[0].Value != "ghp_real" || got[0].Host.String() != "api.github.com" || got[0].Header != "Authorization" ||
+		got[1].Value != "from-file" || got[1].Header != "X-Api-Key" || got[1].Host.String() != "*.example.com:443" ||
+		got[2].Name != "NPM_TOKEN" || got[2].Value != "npm_real" {
+		t.Fatalf("credentials %+v (the flag's GH_TOKEN wins over the configuration's)", got)
+	}
+	for _, e := range p.Env {
+		if strings.Contains(e, "_real") || strings.HasPrefix(e, "GH_TOKEN=") || strings.HasPrefix(e, "NPM_TOKEN=") {
+			t.Errorf("the environment holds %q: env.pass must not pass a credential's value", e)
+		}
+	}
+	if got := p.AllowHosts(); !strings.Contains(strings.Join(got, " "), "api.github.com") || !strings.Contains(strings.Join(got, " "), "registry.npmjs.org") {
+		t.Errorf("allow %v: a credential's host is reachable", got)
+	}
+	if p.Network.ProxyPort == 0 {
+		t.Error("no proxy")
+	}
+	// The value travels to the supervisor (gob), never in JSON.
+	var buf bytes.Buffer
+	if err := p.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Decode(&buf)
+	if err != nil || back.Network.Credentials[0].Value != "ghp_real" {
+		t.Fatalf("decode: %v %+v", err, back)
+	}
+	j, _ := json.Marshal(p)
+	if strings.Contains(string(j), "_real") || strings.Contains(string(j), "from-file") {
+		t.Errorf("JSON of the plan holds a value: %s", j)
+	}
+	o := p.Options(Wiring{})
+	if o.Proxy == nil || len(o.Proxy.Credentials) != 3 || o.Proxy.Credentials[1].Value != "from-file" {
+		t.Errorf("options %+v", o.Proxy)
+	}
+}
+
+func TestPlanCredentialRefusals(t *testing.T) {
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink("/etc/hostname", link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		creds  []string
+		env    []string
+		iso    container.Isolation
+		cfg    []string
+		kind   error
+		phrase string
+	}{
+		{creds: []string{"T@api.test"}, kind: ErrUsage, phrase: "T is not set"},
+		{creds: []string{"T@api.test", "T@other.test"}, env: []string{"T=1"}, kind: ErrUsage, phrase: "given twice"},
+		{creds: []string{"T@api.test,file=" + link}, kind: ErrUsage, phrase: "symbolic link"},
+		{creds: []string{"T@api.test,file=/nonexistent/x"}, kind: ErrUsage, phrase: "cannot read /nonexistent/x: no such file"},
+		{creds: []string{"T@api.test"}, env: []string{"T=a\nb"}, kind: ErrUsage, phrase: "line break"},
+		{creds: []string{"T@api.test"}, env: []string{"T=1"}, iso: container.Process, kind: ErrRefused, phrase: "--isolation process"},
+		{cfg: []string{"T"}, env: []string{"T=1"}, kind: ErrUsage, phrase: "names no host"},
+	} {
+		r, f := base(t)
+		r.Credentials = c.creds
+		f.Environ = append(f.Environ, c.env...)
+		if c.iso != "" {
+			r.Isolation = c.iso
+		}
+		r.Config = &policy.Config{Network: policy.NetworkConfig{Credentials: c.cfg}}
+		_, err := New(r, f)
+		if err == nil || !errors.Is(err, c.kind) || !strings.Contains(err.Error(), c.phrase) {
+			t.Errorf("%v %v: %v; want %v with %q", c.creds, c.cfg, err, c.kind, c.phrase)
+		}
+	}
+	r, f := base(t)
+	r.Purpose, r.BundleDir = Bundle, t.TempDir()
+	r.Credentials = []string{"T@api.test"}
+	f.Environ = append(f.Environ, "T=1")
+	if _, err := New(r, f); err == nil || !strings.Contains(err.Error(), "bundle has no proxy") {
+		t.Errorf("bundle: %v", err)
+	}
+}
