@@ -91,6 +91,9 @@ func NewAuthority(scope Scope, lifetime time.Duration) (*Authority, error) {
 		}
 		tmpl.PermittedIPRanges = append(tmpl.PermittedIPRanges, prefixNet(netip.PrefixFrom(a, bits)))
 	}
+	if len(scope.Domains) == 0 { // no name at all, rather than any
+		tmpl.PermittedDNSDomains = []string{"invalid"} // RFC 2606: never a real name
+	}
 	if len(scope.Addrs) == 0 { // no address at all, rather than any
 		tmpl.ExcludedIPRanges = []*net.IPNet{prefixNet(netip.MustParsePrefix("0.0.0.0/0")), prefixNet(netip.MustParsePrefix("::/0"))}
 	}

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,9 +33,13 @@ type Credential struct {
 	// the secret.
 	Header string
 	// Host is the pattern as the user wrote it, for sentences; Matches
-	// decides.
+	// decides (the port too: the caller limits a pattern without one to
+	// the ports of HTTPS, and of HTTP with Plain).
 	Host    string
 	Matches func(host string, port int) bool
+	// Plain lets the value go over plain HTTP too; else only inside TLS
+	// the broker verified.
+	Plain bool
 }
 
 // Broker adds a shell's credentials to its requests to their hosts.
@@ -75,7 +80,7 @@ func (b *Broker) Holds(host string, port int) bool {
 // (recorded, and the error says why); for a declared host the values go
 // in. It returns the error to answer with, nil to forward r.
 func (b *Broker) Check(r *http.Request, host string, port int) error {
-	return b.rewrite(r, host, port)
+	return b.rewrite(r, host, port, false)
 }
 
 // errRefused is a request the broker will not send.
@@ -88,24 +93,43 @@ func IsRefusal(err error) bool { var r *errRefused; return errors.As(err, &r) }
 
 // rewrite puts the values of the credentials declared for host:port in
 // place of their placeholders (in their headers), and refuses a request
-// that carries any other placeholder, or one of a revoked credential.
-func (b *Broker) rewrite(r *http.Request, host string, port int) error {
+// that carries any other placeholder, one of a revoked credential, one in
+// a form its header does not take, one that would echo the request
+// (TRACE), and one over plain HTTP (secure false) the credential does not
+// allow.
+func (b *Broker) rewrite(r *http.Request, host string, port int, secure bool) error {
 	for _, c := range b.Credentials {
 		if !carries(r, c.Placeholder) {
 			continue
 		}
-		if !c.Matches(host, port) {
+		switch {
+		case !c.Matches(host, port):
 			return b.refuse(r, host, port, fmt.Sprintf("credential %s to %s, which it may not be sent to (only %s)", c.Name, host, c.Host))
-		}
-		if b.Revoked != nil && b.Revoked(c.Name) {
+		case b.Revoked != nil && b.Revoked(c.Name):
 			return b.refuse(r, host, port, fmt.Sprintf("credential %s was revoked (cshell allow --list shows it)", c.Name))
+		case !secure && !c.Plain:
+			return b.refuse(r, host, port, fmt.Sprintf("credential %s goes only over HTTPS; use https://, or declare it with ,http", c.Name))
+		case r.Method == "TRACE" || r.Method == "TRACK" || r.Method == http.MethodConnect:
+			return b.refuse(r, host, port, fmt.Sprintf("credential %s is not sent with %s, which would echo it", c.Name, r.Method))
 		}
 		vals := r.Header.Values(c.Header)
 		for i, v := range vals {
-			vals[i] = replaceIn(v, c)
+			nv, ok := replaceIn(v, c)
+			if !ok {
+				return b.refuse(r, host, port, fmt.Sprintf("credential %s goes in %s only %s", c.Name, c.Header, forms(c.Header)))
+			}
+			vals[i] = nv
 		}
 	}
 	return nil
+}
+
+// forms says how a header takes a credential, for the refusal.
+func forms(header string) string {
+	if header == "Authorization" {
+		return "as the whole value, after Bearer or token, or as a basic password"
+	}
+	return "as the whole value"
 }
 
 func (b *Broker) refuse(r *http.Request, host string, port int, why string) error {
@@ -116,9 +140,13 @@ func (b *Broker) refuse(r *http.Request, host string, port int, why string) erro
 }
 
 // carries reports whether the placeholder appears in the request's
-// target or any header, basic credentials decoded.
+// target (escaped or not) or any header, basic credentials decoded.
 func carries(r *http.Request, ph string) bool {
-	if strings.Contains(r.URL.String(), ph) || strings.Contains(r.RequestURI, ph) || strings.Contains(r.Host, ph) {
+	target := r.URL.String() + " " + r.RequestURI + " " + r.Host + " " + r.URL.Path + " " + r.URL.User.String()
+	if q, err := url.QueryUnescape(r.URL.RawQuery); err == nil {
+		target += " " + q
+	}
+	if strings.Contains(target, ph) {
 		return true
 	}
 	for _, vs := range r.Header {
@@ -134,27 +162,53 @@ func carries(r *http.Request, ph string) bool {
 	return false
 }
 
-// basic decodes "Basic BASE64" credentials.
+// basic decodes "Basic BASE64" credentials (any space after the scheme,
+// padded or not).
 func basic(v string) (string, bool) {
-	scheme, rest, ok := strings.Cut(strings.TrimSpace(v), " ")
-	if !ok || !strings.EqualFold(scheme, "basic") {
+	v = strings.TrimSpace(v)
+	if len(v) < 6 || !strings.EqualFold(v[:5], "basic") || (v[5] != ' ' && v[5] != '\t') {
 		return "", false
 	}
-	dec, err := base64.StdEncoding.DecodeString(strings.TrimSpace(rest))
+	rest := strings.TrimRight(strings.TrimSpace(v[6:]), "=")
+	dec, err := base64.RawStdEncoding.DecodeString(rest)
 	if err != nil {
-		return "", false
+		if dec, err = base64.RawURLEncoding.DecodeString(rest); err != nil {
+			return "", false
+		}
 	}
 	return string(dec), true
 }
 
 // replaceIn puts c's value in place of its placeholder in one header
-// value, inside basic credentials too.
-func replaceIn(v string, c Credential) string {
-	if dec, ok := basic(v); ok && strings.Contains(dec, c.Placeholder) {
-		scheme, _, _ := strings.Cut(strings.TrimSpace(v), " ")
-		return scheme + " " + base64.StdEncoding.EncodeToString([]byte(strings.ReplaceAll(dec, c.Placeholder, c.Value)))
+// value, in the forms a server reads as a secret and does not echo: the
+// whole value; in Authorization also after Bearer or token, and as the
+// password of basic credentials. A value that holds the placeholder in
+// any other form is not fit (false); one without it stays as it is.
+func replaceIn(v string, c Credential) (string, bool) {
+	ph := c.Placeholder
+	if !strings.Contains(v, ph) {
+		dec, ok := basic(v)
+		if !ok || !strings.Contains(dec, ph) {
+			return v, true
+		}
 	}
-	return strings.ReplaceAll(v, c.Placeholder, c.Value)
+	t := strings.TrimSpace(v)
+	if t == ph {
+		return c.Value, true
+	}
+	if c.Header != "Authorization" {
+		return "", false
+	}
+	if scheme, rest, ok := strings.Cut(t, " "); ok && strings.TrimSpace(rest) == ph && (strings.EqualFold(scheme, "bearer") || strings.EqualFold(scheme, "token")) {
+		return scheme + " " + c.Value, true
+	}
+	if dec, ok := basic(t); ok {
+		user, pass, ok := strings.Cut(dec, ":")
+		if ok && pass == ph && !strings.Contains(user, ph) {
+			return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+c.Value)), true
+		}
+	}
+	return "", false
 }
 
 // Serve carries one connection of the shell to host:port, a host it
@@ -165,6 +219,8 @@ func replaceIn(v string, c Credential) string {
 // request. Serve returns when the shell's connection ends or ctx does.
 func (b *Broker) Serve(ctx context.Context, c net.Conn, up net.Conn, host string, port int) {
 	defer c.Close()
+	stopClose := context.AfterFunc(ctx, func() { c.Close() }) // a handshake that waits ends with ctx
+	defer stopClose()
 	timeout := b.HandshakeTimeout
 	if timeout <= 0 {
 		timeout = 10 * time.Second
@@ -203,11 +259,16 @@ func (b *Broker) Serve(ctx context.Context, c net.Conn, up net.Conn, host string
 	}
 	_ = c.SetReadDeadline(time.Time{})
 
-	var once sync.Once
+	var mu sync.Mutex // up: the first dial takes it, or the end closes it
+	takeUp := func() net.Conn {
+		mu.Lock()
+		defer mu.Unlock()
+		got := up
+		up = nil
+		return got
+	}
 	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var got net.Conn
-		once.Do(func() { got, up = up, nil })
-		if got != nil {
+		if got := takeUp(); got != nil {
 			return got, nil
 		}
 		return b.Dial(ctx, host, port)
@@ -225,8 +286,8 @@ func (b *Broker) Serve(ctx context.Context, c net.Conn, up net.Conn, host string
 	}
 	defer tr.CloseIdleConnections()
 	defer func() {
-		if up != nil {
-			up.Close()
+		if got := takeUp(); got != nil {
+			got.Close()
 		}
 	}()
 	scheme := "http"
@@ -251,7 +312,11 @@ func (b *Broker) Serve(ctx context.Context, c net.Conn, up net.Conn, host string
 	}
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if err := b.rewrite(r, host, port); err != nil {
+			// A request that names another host than the one dialed (its
+			// Host, or an absolute target) is judged as going there: a
+			// front end that routes by Host would take it there.
+			th, tp := target(r, host, port)
+			if err := b.rewrite(r, th, tp, secure); err != nil {
 				http.Error(w, "cshell proxy: refused: "+err.Error(), http.StatusForbidden)
 				return
 			}
@@ -268,6 +333,35 @@ func (b *Broker) Serve(ctx context.Context, c net.Conn, up net.Conn, host string
 	defer stop()
 	_ = srv.Serve(l) // returns once the connection ended, or ctx did
 	_ = srv.Close()
+}
+
+// target is the host and port a request names: its absolute target or
+// its Host, the connection's port when it names none.
+func target(r *http.Request, host string, port int) (string, int) {
+	hp := r.Host
+	if r.URL.Host != "" {
+		hp = r.URL.Host
+	}
+	if hp == "" {
+		return host, port
+	}
+	h, ps, err := net.SplitHostPort(hp)
+	if err != nil {
+		h, ps = strings.Trim(hp, "[]"), ""
+	}
+	p := port
+	if ps != "" {
+		n, err := strconv.Atoi(ps)
+		if err != nil || n < 1 || n > 65535 {
+			return hp, 0
+		}
+		p = n
+	}
+	h = strings.ToLower(strings.TrimSuffix(h, "."))
+	if strings.EqualFold(h, strings.TrimSuffix(host, ".")) {
+		h = host
+	}
+	return h, p
 }
 
 // upstreamError says why the host could not be reached, in words that

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -181,6 +182,11 @@ func TestRefusesPlaceholderElsewhereAndRevoked(t *testing.T) {
 func TestCheckPlainRequest(t *testing.T) {
 	const ph = "cshell-placeholder-ee"
 	b, _, _ := newBroker(t, nil, Credential{Name: "TOKEN", Placeholder: ph, Value: "real", Header: "Authorization", Host: "api.test", Matches: exact("api.test")})
+	plain := &http.Request{Method: "GET", URL: &url.URL{Scheme: "http", Host: "api.test", Path: "/"}, Header: http.Header{"Authorization": {"token " + ph}}, Host: "api.test"}
+	if err := b.Check(plain, "api.test", 80); err == nil || !strings.Contains(err.Error(), "only over HTTPS") {
+		t.Fatalf("plain HTTP without ,http: %v", err)
+	}
+	b.Credentials[0].Plain = true
 	r := &http.Request{Method: "GET", URL: &url.URL{Scheme: "http", Host: "evil.test", Path: "/"}, Header: http.Header{"Authorization": {"token " + ph}}, Host: "evil.test"}
 	if err := b.Check(r, "evil.test", 80); err == nil || !IsRefusal(err) {
 		t.Fatalf("to another host: %v", err)
@@ -224,7 +230,7 @@ func TestServePlain(t *testing.T) {
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	p, _ := strconv.Atoi(port)
 	const ph = "cshell-placeholder-ff"
-	b, _, _ := newBroker(t, nil, Credential{Name: "T", Placeholder: ph, Value: "real", Header: "Authorization", Host: "api.test", Matches: exact("api.test")})
+	b, _, _ := newBroker(t, nil, Credential{Name: "T", Placeholder: ph, Value: "real", Header: "Authorization", Host: "api.test", Matches: exact("api.test"), Plain: true})
 	a, z := net.Pipe()
 	done := make(chan struct{})
 	go func() { b.Serve(context.Background(), z, nil, "api.test", p); close(done) }()
@@ -242,5 +248,70 @@ func TestServePlain(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve did not return after its connection ended")
+	}
+}
+
+// An authority for addresses alone vouches for no name.
+func TestAuthorityScopeAddressesOnly(t *testing.T) {
+	a, err := NewAuthority(Scope{Addrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(a.Certificate())
+	for host, ok := range map[string]bool{"127.0.0.1": true, "127.0.0.2": false, "evil.test": false} {
+		leaf, err := a.Leaf(host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = leaf.Leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: host})
+		if (err == nil) != ok {
+			t.Errorf("%s: verify err %v, want ok=%v", host, err, ok)
+		}
+	}
+}
+
+// What a hostile shell might try on the declared host itself: the value
+// where the server might echo it (a basic user name, an odd scheme, part
+// of a value), a method that echoes the request, a Host of another site
+// behind the same front end. Each is refused before anything is sent.
+func TestServeRefusesEchoingForms(t *testing.T) {
+	_, roots, port := upstream(t)
+	const ph, secret = "cshell-placeholder-99", "the-real-secret"
+	b, refused, mu := newBroker(t, roots, Credential{Name: "TOKEN", Placeholder: ph, Value: secret, Host: "example.com", Matches: exact("example.com")})
+	c := client(t, b, "example.com", port)
+	u := fmt.Sprintf("https://example.com:%d/", port)
+	for _, tc := range []struct {
+		method string
+		hdr    map[string]string
+		want   string
+	}{
+		{"GET", map[string]string{"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(ph+":x"))}, "basic password"},
+		{"GET", map[string]string{"Authorization": "Foo " + ph}, "basic password"},
+		{"GET", map[string]string{"Authorization": "Bearer x" + ph}, "basic password"},
+		{"TRACE", map[string]string{"Authorization": "Bearer " + ph}, "TRACE"},
+		{"GET", map[string]string{"Authorization": "Bearer " + ph, "Host": "attacker.example"}, "credential TOKEN to attacker.example"},
+	} {
+		req, _ := http.NewRequest(tc.method, u, nil)
+		for k, v := range tc.hdr {
+			req.Header.Set(k, v)
+		}
+		if h := tc.hdr["Host"]; h != "" {
+			req.Host = h
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.hdr, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), tc.want) || strings.Contains(string(body), secret) {
+			t.Errorf("%s %v: %d %q; want 403 with %q", tc.method, tc.hdr, resp.StatusCode, body, tc.want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(*refused) != 5 {
+		t.Errorf("refusals recorded: %d, want 5", len(*refused))
 	}
 }

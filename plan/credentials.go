@@ -3,13 +3,14 @@ package plan
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/cshell/cshell/internal/escape"
+	"github.com/cshell/cshell/internal/safefs"
 	"github.com/cshell/cshell/policy"
 )
 
@@ -19,7 +20,10 @@ import (
 type Credential struct {
 	Name   string             `json:"name"`
 	Host   policy.HostPattern `json:"host"`
+	Ports  []int              `json:"ports"` // where Host is held (policy.CredentialSpec.Ports)
 	Header string             `json:"header"`
+	Plain  bool               `json:"http,omitempty"`
+	Source string             `json:"-"` // the caller's variable it came from, kept out of the shell too
 	Value  string             `json:"-"` // gob carries it; JSON never
 }
 
@@ -29,11 +33,14 @@ const maxCredentialFile = 64 << 10
 // credentials reads the declared credentials (--credential, then the
 // configuration's network.credentials for names the flags did not give),
 // each value from the caller's environment or file, and lets each host
-// be reached.
+// be reached. A shell that cannot have credentials (no proxy: a bundle,
+// --isolation process) refuses the flag's, and goes without the
+// configuration's, with a warning.
 func (p *Plan) credentials(r Request, cfg *policy.Config, f Facts) error {
 	type entry struct {
-		spec  policy.CredentialSpec
-		where string
+		spec   policy.CredentialSpec
+		where  string
+		global bool
 	}
 	var entries []entry
 	for _, s := range r.Credentials {
@@ -44,7 +51,7 @@ func (p *Plan) credentials(r Request, cfg *policy.Config, f Facts) error {
 		if slices.ContainsFunc(entries, func(e entry) bool { return e.spec.Name == c.Name }) {
 			return usageErr("--credential %s is given twice; give each name once", c.Name)
 		}
-		entries = append(entries, entry{c, "--credential " + escape.Line(s)})
+		entries = append(entries, entry{c, "--credential " + escape.Line(s), false})
 	}
 	for _, s := range cfg.Network.Credentials {
 		if !strings.Contains(s, "@") {
@@ -55,27 +62,44 @@ func (p *Plan) credentials(r Request, cfg *policy.Config, f Facts) error {
 			return usageErr("network.credentials: %w", err)
 		}
 		if !slices.ContainsFunc(entries, func(e entry) bool { return e.spec.Name == c.Name }) {
-			entries = append(entries, entry{c, "network.credentials " + escape.Line(s)})
+			entries = append(entries, entry{c, "network.credentials " + escape.Line(s), true})
 		}
 	}
-	if len(entries) == 0 {
-		return nil
-	}
-	if p.Purpose == Bundle {
-		return usageErr("%s: a bundle has no proxy to add credentials; leave credentials out of cshell spec", entries[0].where)
-	}
-	if !p.Namespaced {
-		return refusedErr("%s: credentials are added by a container shell's proxy, which --isolation process has none of; run in a container, or pass the value with -e knowing the command can read it", entries[0].where)
+	var why string
+	switch {
+	case p.Purpose == Bundle:
+		why = "a bundle has no proxy to add credentials"
+	case !p.Namespaced:
+		why = "credentials are added by a container shell's proxy, which --isolation process has none of"
 	}
 	for _, e := range entries {
-		if slices.ContainsFunc(r.Env, func(kv string) bool { k, _, _ := strings.Cut(kv, "="); return k == e.spec.Name }) {
-			return usageErr("%s: %s is also given with --env, which would hand the shell its value; leave one out", e.where, e.spec.Name)
+		if why == "" {
+			continue
+		}
+		if !e.global {
+			if p.Purpose == Bundle {
+				return usageErr("%s: %s; leave credentials out of cshell spec", e.where, why)
+			}
+			return refusedErr("%s: %s; run in a container, or pass the value with -e knowing the command can read it", e.where, why)
+		}
+		p.warn("%s is not given to this shell: %s", e.where, why)
+	}
+	if why != "" {
+		return nil
+	}
+	for _, e := range entries {
+		for _, kv := range r.Env {
+			k, _, _ := strings.Cut(kv, "=")
+			if k == e.spec.Name || k == e.spec.Env {
+				return usageErr("%s: %s is also given with --env, which would hand the shell the value; leave one out", e.where, k)
+			}
 		}
 		v, err := credentialValue(e.spec, f.Environ, r.FS.Home)
 		if err != nil {
 			return usageErr("%s: %w", e.where, err)
 		}
-		p.Network.Credentials = append(p.Network.Credentials, Credential{Name: e.spec.Name, Host: e.spec.Host, Header: e.spec.Header, Value: v})
+		p.Network.Credentials = append(p.Network.Credentials, Credential{Name: e.spec.Name, Host: e.spec.Host, Ports: e.spec.Ports(),
+			Header: e.spec.Header, Plain: e.spec.Plain, Source: e.spec.Env, Value: v})
 		if !slices.ContainsFunc(p.Network.Allow, func(h policy.HostPattern) bool { return h.Covers(e.spec.Host) }) {
 			p.Network.Allow = append(p.Network.Allow, e.spec.Host)
 		}
@@ -83,9 +107,22 @@ func (p *Plan) credentials(r Request, cfg *policy.Config, f Facts) error {
 	return nil
 }
 
+// withoutCredentials drops from env what would hand the shell a
+// credential's value: its name, the variable it came from, and any
+// variable that holds the value itself.
+func withoutCredentials(env []string, creds []Credential) []string {
+	return slices.DeleteFunc(env, func(kv string) bool {
+		k, v, _ := strings.Cut(kv, "=")
+		return slices.ContainsFunc(creds, func(c Credential) bool {
+			return k == c.Name || k == c.Source || (v != "" && strings.Contains(v, c.Value))
+		})
+	})
+}
+
 // credentialValue reads a credential's value: the caller's variable, or
-// its file (its last component no symbolic link, at most 64 KiB, one
-// line's end trimmed). A value a header cannot carry is refused.
+// its file (named by an absolute path or ~/, no symbolic link on the way,
+// at most 64 KiB, one line's end trimmed). A value a header cannot carry
+// is refused.
 func credentialValue(c policy.CredentialSpec, environ []string, home string) (string, error) {
 	var v string
 	if c.Env != "" {
@@ -95,33 +132,15 @@ func credentialValue(c policy.CredentialSpec, environ []string, home string) (st
 		}
 	} else {
 		path := c.File
-		if rest, ok := strings.CutPrefix(path, "~/"); ok && home != "" {
+		if rest, ok := strings.CutPrefix(path, "~/"); ok {
+			if home == "" {
+				return "", errors.New("file=" + escape.Line(path) + " names the home, which this user has none of; give an absolute path")
+			}
 			path = filepath.Join(home, rest)
 		}
-		lst, err := os.Lstat(path)
+		b, err := readNoLinks(path, maxCredentialFile)
 		if err != nil {
-			return "", errors.New("cannot read " + escape.Line(path) + ": " + errText(err))
-		}
-		if lst.Mode()&os.ModeSymlink != 0 {
-			return "", errors.New(escape.Line(path) + " is a symbolic link; name the file it leads to")
-		}
-		if !lst.Mode().IsRegular() {
-			return "", errors.New(escape.Line(path) + " is not a regular file")
-		}
-		file, err := os.Open(path)
-		if err != nil {
-			return "", errors.New("cannot read " + escape.Line(path) + ": " + errText(err))
-		}
-		defer file.Close()
-		if st, err := file.Stat(); err != nil || !os.SameFile(st, lst) {
-			return "", errors.New(escape.Line(path) + " changed while it was read; try again")
-		}
-		b, err := io.ReadAll(io.LimitReader(file, maxCredentialFile+1))
-		if err != nil {
-			return "", errors.New("cannot read " + escape.Line(path) + ": " + errText(err))
-		}
-		if len(b) > maxCredentialFile {
-			return "", errors.New(escape.Line(path) + " holds more than 64 KiB; a credential file holds the secret alone")
+			return "", err
 		}
 		b = bytes.TrimSuffix(bytes.TrimSuffix(b, []byte("\n")), []byte("\r"))
 		if len(b) == 0 {
@@ -133,6 +152,40 @@ func credentialValue(c policy.CredentialSpec, environ []string, home string) (st
 		return "", errors.New("the value holds a line break or a NUL byte, which no header can carry")
 	}
 	return v, nil
+}
+
+// readNoLinks reads a regular file of at most max bytes, reached with no
+// symbolic link in any component of its path (a shell could have made
+// one in a folder it may write, to lead cshell to another secret).
+func readNoLinks(path string, max int64) ([]byte, error) {
+	root, err := safefs.Open("/")
+	if err != nil {
+		return nil, errors.New("cannot open /: " + errText(err))
+	}
+	defer root.Close()
+	rel := strings.TrimPrefix(filepath.Clean(path), "/")
+	b, err := root.ReadFile(rel, max)
+	switch {
+	case err == nil:
+		return b, nil
+	case errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.ENOTDIR) && linkOnTheWay(path):
+		return nil, errors.New(escape.Line(path) + " is reached through a symbolic link; name the file by its real path")
+	case errors.Is(err, safefs.ErrTooLarge):
+		return nil, errors.New(escape.Line(path) + " holds more than 64 KiB; a credential file holds the secret alone")
+	case errors.Is(err, safefs.ErrNotRegular):
+		return nil, errors.New(escape.Line(path) + " is not a regular file")
+	}
+	return nil, errors.New("cannot read " + escape.Line(path) + ": " + errText(err))
+}
+
+// linkOnTheWay reports whether a component of path is a symbolic link.
+func linkOnTheWay(path string) bool {
+	for p := filepath.Clean(path); p != "/" && p != "."; p = filepath.Dir(p) {
+		if st, err := os.Lstat(p); err == nil && st.Mode()&os.ModeSymlink != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // errText is an error's cause without the path (the sentence names it).

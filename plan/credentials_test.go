@@ -101,3 +101,36 @@ func TestPlanCredentialRefusals(t *testing.T) {
 		t.Errorf("bundle: %v", err)
 	}
 }
+
+// The variable a credential's value came from (env=) stays out of the
+// shell too, whatever env.pass says, and so does any variable holding the
+// value; -e of it is refused. A configuration's credential a shell cannot
+// have is left out with a warning; the flag's is refused.
+func TestPlanCredentialSources(t *testing.T) {
+	r, f := base(t)
+	f.Environ = append(f.Environ, "GITHUB_TOKEN=ghp_real", "COPY=ghp_real")
+	r.Credentials = []string{"GH@api.github.com,env=GITHUB_TOKEN"}
+	r.Config = &policy.Config{Env: policy.EnvConfig{Pass: []string{"GITHUB_*", "COPY"}}}
+	p := mustPlan(t, r, f)
+	for _, e := range p.Env {
+		if strings.Contains(e, "ghp_real") {
+			t.Errorf("the environment holds %q", e)
+		}
+	}
+	if c := p.Network.Credentials[0]; c.Value != "ghp_real" || c.Ports[0] != 443 || len(c.Ports) != 1 {
+		t.Errorf("credential %+v", c)
+	}
+	r.Env = []string{"GITHUB_TOKEN"}
+	if _, err := New(r, f); err == nil || !strings.Contains(err.Error(), "GITHUB_TOKEN is also given with --env") {
+		t.Errorf("-e of the source: %v", err)
+	}
+
+	r, f = base(t)
+	f.Environ = append(f.Environ, "T=1")
+	r.Isolation = container.Process
+	r.Config = &policy.Config{Network: policy.NetworkConfig{Credentials: []string{"T@api.test"}}}
+	p = mustPlan(t, r, f)
+	if len(p.Network.Credentials) != 0 || len(p.Warnings) == 0 || !strings.Contains(strings.Join(p.Warnings, "\n"), "network.credentials T@api.test is not given to this shell") {
+		t.Errorf("process isolation with a configured credential: %+v, warnings %q", p.Network.Credentials, p.Warnings)
+	}
+}

@@ -31,6 +31,10 @@ type Wiring struct {
 	// Grants are the session's grants, asked at each decision when the
 	// plan says they reach the shell (Network.Grants).
 	Grants func() []policy.Grant
+	// Revoked reports whether the session took a credential back: asked
+	// whatever Network.Grants says (a project that turns grants off must
+	// not undo a revocation).
+	Revoked func(name string) bool
 }
 
 // Options are the sandbox's options for the plan, connected as w says:
@@ -55,8 +59,9 @@ func (p *Plan) Options(w Wiring) sandbox.Options {
 		}
 		o.Proxy = &sandbox.Proxy{Port: n.ProxyPort, Rules: rules, Record: w.Record, Asking: w.Asking, Hosts: n.Hosts}
 		for _, c := range n.Credentials {
-			o.Proxy.Credentials = append(o.Proxy.Credentials, sandbox.Credential{Name: c.Name, Host: c.Host, Header: c.Header, Value: c.Value})
+			o.Proxy.Credentials = append(o.Proxy.Credentials, sandbox.Credential{Name: c.Name, Host: c.Host, Ports: c.Ports, Header: c.Header, Plain: c.Plain, Value: c.Value})
 		}
+		o.Proxy.Revoked = w.Revoked
 	}
 	return o
 }

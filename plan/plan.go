@@ -320,11 +320,9 @@ func (p *Plan) finishEnv(r Request, cfg *policy.Config, f Facts) {
 		p.Network.ProxyPort = sandbox.PickProxyPort(taken)
 	}
 	// A credential's variable holds its placeholder, which the sandbox
-	// sets: never the caller's value, even where env.pass would pass it.
-	p.Env = slices.DeleteFunc(p.Env, func(e string) bool {
-		k, _, _ := strings.Cut(e, "=")
-		return slices.ContainsFunc(p.Network.Credentials, func(c Credential) bool { return c.Name == k })
-	})
+	// sets: never the caller's value, even where env.pass would pass it
+	// (under its name, or the name it came from).
+	p.Env = withoutCredentials(p.Env, p.Network.Credentials)
 	keep := slices.ContainsFunc(r.Env, func(e string) bool { k, _, _ := strings.Cut(e, "="); return k == "TMPDIR" })
 	p.Env = sandbox.Env(p.Env, keep, p.Network.ProxyPort)
 }

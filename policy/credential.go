@@ -17,13 +17,14 @@ type CredentialSpec struct {
 	Env    string      // the caller's variable that holds the value ("" with File)
 	File   string      // or the file that holds it (as written: ~/ allowed)
 	Header string      // canonical header name
+	Plain  bool        // ,http: plain HTTP too, not only HTTPS
 }
 
 // DefaultCredentialHeader is where a credential goes unless header= says.
 const DefaultCredentialHeader = "Authorization"
 
 // credentialSyntax is how to write one, for sentences.
-const credentialSyntax = "write NAME@HOST, with ,env=VAR or ,file=PATH for where its value is and ,header=HEADER for where it goes (default Authorization), such as GH_TOKEN@api.github.com"
+const credentialSyntax = "write NAME@HOST, with ,env=VAR or ,file=PATH for where its value is, ,header=HEADER for where it goes (default Authorization) and ,http to allow plain HTTP, such as GH_TOKEN@api.github.com"
 
 // reservedCredentialNames are variables cshell sets in every shell itself.
 var reservedCredentialNames = []string{"PATH", "HOME", "TMPDIR", "NODE_USE_ENV_PROXY", "NO_PROXY", "no_proxy",
@@ -55,6 +56,10 @@ func ParseCredential(s string) (CredentialSpec, error) {
 	c.Name, c.Host, c.Header = name, hp, DefaultCredentialHeader
 	if opts != "" {
 		for _, o := range strings.Split(opts, ",") {
+			if o == "http" {
+				c.Plain = true
+				continue
+			}
 			k, v, ok := strings.Cut(o, "=")
 			if !ok || v == "" {
 				return c, fmt.Errorf("credential %q: option %q needs a value; %s", s, o, credentialSyntax)
@@ -66,6 +71,9 @@ func ParseCredential(s string) (CredentialSpec, error) {
 				}
 				c.Env = v
 			case "file":
+				if !strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "~/") {
+					return c, fmt.Errorf("credential %q: file=%s: name the file by its absolute path (or ~/)", s, v)
+				}
 				c.File = v
 			case "header":
 				if !validToken(v) {
@@ -114,7 +122,23 @@ func (c CredentialSpec) String() string {
 	if c.Header != DefaultCredentialHeader {
 		s += ",header=" + c.Header
 	}
+	if c.Plain {
+		s += ",http"
+	}
 	return s
+}
+
+// Ports are the ports a credential's host is held on: the pattern's own,
+// else 443 (and 80 with Plain), so that other services of the host (ssh
+// to a git host) pass as before and never get the value.
+func (c CredentialSpec) Ports() []int {
+	switch {
+	case c.Host.Port != 0:
+		return []int{c.Host.Port}
+	case c.Plain:
+		return []int{443, 80}
+	}
+	return []int{443}
 }
 
 // CredentialName is the NAME of a credential entry ("NAME" alone too, as

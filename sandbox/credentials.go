@@ -21,7 +21,9 @@ import (
 type Credential struct {
 	Name   string
 	Host   policy.HostPattern
+	Ports  []int // the ports Host is held on
 	Header string
+	Plain  bool // plain HTTP too
 	Value  string
 }
 
@@ -67,8 +69,11 @@ func brokerFor(p *Proxy, env []string) (*broker.Broker, []string, []byte, error)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	b := &broker.Broker{Authority: auth, Dial: policyDialer(p),
-		Revoked: func(name string) bool { return p.Rules.CredentialRevoked(name) },
+	revoked := p.Revoked
+	if revoked == nil {
+		revoked = p.Rules.CredentialRevoked
+	}
+	b := &broker.Broker{Authority: auth, Dial: policyDialer(p), Revoked: revoked,
 		Refused: func(host string, port int, method, why string) {
 			if p.Record != nil {
 				p.Record(policy.NewViolation(host, port, method, policy.Because(why)))
@@ -79,9 +84,13 @@ func brokerFor(p *Proxy, env []string) (*broker.Broker, []string, []byte, error)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		pattern := c.Host
+		pattern, ports := c.Host, slices.Clone(c.Ports)
+		if len(ports) == 0 {
+			ports = []int{443}
+		}
 		b.Credentials = append(b.Credentials, broker.Credential{Name: c.Name, Placeholder: ph, Value: c.Value,
-			Header: c.Header, Host: pattern.String(), Matches: pattern.Matches})
+			Header: c.Header, Host: pattern.String(), Plain: c.Plain,
+			Matches: func(host string, port int) bool { return slices.Contains(ports, port) && pattern.Matches(host, port) }})
 		env = policy.SetEnv(env, c.Name, ph)
 	}
 	bundle := trustBundle(env, auth.PEM())

@@ -21,10 +21,18 @@ func (s *Sandbox) brokered(ctx context.Context, b *broker.Broker, dial func(cont
 			up.Close()
 			return nil, err
 		}
-		s.relays.Add(1)
+		s.brokerMu.Lock()
+		defer s.brokerMu.Unlock()
+		if s.brokerClosed {
+			near.Close()
+			far.Close()
+			up.Close()
+			return nil, net.ErrClosed
+		}
+		s.brokerConns.Add(1)
 		go func() {
-			defer s.relays.Done()
-			b.Serve(ctx, far, up, host, port)
+			defer s.brokerConns.Done()
+			b.Serve(ctx, far, up, host, port) // ends with ctx (the relays') at the latest
 		}()
 		return near, nil
 	}

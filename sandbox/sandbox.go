@@ -109,6 +109,9 @@ type Proxy struct {
 	// broker between the proxy (and the egress) and those hosts; the
 	// shell holds placeholders (see brokerFor).
 	Credentials []Credential
+	// Revoked reports whether a credential was taken back from the shell
+	// (cshell allow --revoke-credential); nil: Rules' grants say.
+	Revoked func(name string) bool
 
 	broker *broker.Broker // made at Start, when there are Credentials
 }
@@ -128,6 +131,11 @@ type Sandbox struct {
 	// The calls the filter hands over are answered until Close.
 	endCalls context.CancelFunc
 	calls    sync.WaitGroup
+
+	// The broker's connections from the egress, served until Close.
+	brokerMu     sync.Mutex
+	brokerClosed bool
+	brokerConns  sync.WaitGroup
 
 	// begin lets the command run: the factory's start step, and the
 	// answering of the calls the filter hands over. Start calls it, or
@@ -446,6 +454,10 @@ func (s *Sandbox) Close() error {
 			s.endCalls()
 			s.calls.Wait()
 		}
+		s.brokerMu.Lock()
+		s.brokerClosed = true
+		s.brokerMu.Unlock()
+		s.brokerConns.Wait()
 		if s.factory != nil {
 			s.factory.Close()
 		}

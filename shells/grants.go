@@ -231,6 +231,16 @@ func (m *Manager) grantsFor(session, shell string) func() []policy.Grant {
 	return r.grants
 }
 
+// revokedFor returns whether the session took a credential back from a
+// shell (sandbox.Proxy.Revoked): read from the grants file whatever
+// network.allowGrants says.
+func (m *Manager) revokedFor(session, shell string) func(name string) bool {
+	r := &grantReader{m: m, session: session, shell: shell}
+	return func(name string) bool {
+		return slices.ContainsFunc(r.grants(), func(g policy.Grant) bool { return g.RevokedCredential == name })
+	}
+}
+
 func (r *grantReader) grants() []policy.Grant {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -123,6 +123,9 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 	}
 	if m != nil {
 		w.Refused = m.toldEvents("", p.Session, cmp.Or(o.Shown, p.Command), w.Refused)
+		if len(p.Network.Credentials) > 0 {
+			w.Revoked = m.revokedFor(p.Session, "")
+		}
 		if p.Network.Grants {
 			tell := m.refusals("", p.Session, cmp.Or(o.Shown, p.Command))
 			w.Grants = m.grantsFor(p.Session, "")

@@ -267,6 +267,9 @@ func (s *supervisor) start(listeners []net.Listener) error {
 		Refused: s.m.toldEvents(s.id, p.Session, p.Command, violationLog(s.dir)),
 		Record:  violationLog(s.dir),
 	}
+	if len(p.Network.Credentials) > 0 {
+		w.Revoked = s.m.revokedFor(p.Session, s.id)
+	}
 	if p.Network.Grants {
 		tell := s.m.refusals(s.id, p.Session, p.Command)
 		w.Grants = s.m.grantsFor(p.Session, s.id)

@@ -218,6 +218,9 @@ func makeWarm(o RunOptions) *warmBox {
 	if m != nil && p.Network.Grants {
 		wiring.Grants = m.grantsFor(p.Session, "")
 	}
+	if m != nil && len(p.Network.Credentials) > 0 {
+		wiring.Revoked = m.revokedFor(p.Session, "")
+	}
 	if wb.box, err = startSandbox(p, p.Options(wiring)); err != nil {
 		o.Log.Debug("no warm sandbox", "err", err)
 		wb.release()

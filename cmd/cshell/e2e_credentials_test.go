@@ -209,6 +209,40 @@ func TestCredentialRefusedElsewhere(t *testing.T) {
 	}
 }
 
+// Plain HTTP gets the value only when the declaration says ,http: through
+// the proxy and directly. Without it the request is refused, and the
+// server never sees it.
+func TestCredentialPlainHTTP(t *testing.T) {
+	requireLinux(t)
+	b := make([]byte, 12)
+	rand.Read(b)
+	secret := "cshell-e2e-secret-" + hex.EncodeToString(b)
+	var seen atomic.Int64
+	port := httpGreeterHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen.Add(1)
+		if r.Header.Get("Authorization") != "Bearer "+secret {
+			http.Error(w, "unauthenticated", http.StatusUnauthorized)
+			return
+		}
+		io.WriteString(w, "authenticated")
+	}))
+	t.Setenv("CSHELL_E2E_TOKEN", secret)
+	hp := fmt.Sprintf("plain.cred.test:%d", port)
+	get := `curl -sS -H "Authorization: Bearer $TOKEN" http://` + hp + `/`
+	for _, script := range []string{get, strings.Replace(get, "curl ", "curl --noproxy '*' ", 1)} {
+		r := run(t, call{args: []string{"run", "--credential", "TOKEN@" + hp + ",env=CSHELL_E2E_TOKEN,http", "--add-host", "plain.cred.test:127.0.0.1", "--", script}, dir: t.TempDir()})
+		if strings.TrimSpace(r.stdout) != "authenticated" {
+			t.Errorf("%s with ,http: code %d, stdout %q, stderr %q", script, r.code, r.stdout, r.stderr)
+		}
+		noSecret(t, "stderr", r.stderr, secret)
+	}
+	before := seen.Load()
+	r := run(t, call{args: []string{"run", "--credential", "TOKEN@" + hp + ",env=CSHELL_E2E_TOKEN", "--add-host", "plain.cred.test:127.0.0.1", "--", get}, dir: t.TempDir()})
+	if !strings.Contains(r.stdout, "credential TOKEN goes only over HTTPS") || seen.Load() != before {
+		t.Errorf("without ,http: stdout %q, stderr %q, server saw %d", r.stdout, r.stderr, seen.Load()-before)
+	}
+}
+
 // httpGreeterCounting is httpGreeter on 127.0.0.1 that counts requests.
 func httpGreeterCounting(t *testing.T, hits *atomic.Int64) int {
 	t.Helper()
@@ -232,7 +266,7 @@ func TestCredentialBackgroundRevoke(t *testing.T) {
 	os.Chmod(secretFile, 0o600)
 	e := newBG(t)
 	poll := `while :; do curl -s -o /dev/null -w "%{http_code}\n" -H "Authorization: Bearer $TOKEN" ` + srv.url("/whoami") + `; sleep 0.2; done`
-	id := e.start(poll, "--credential", fmt.Sprintf("TOKEN@%s,file=%s", srv.name, secretFile), "--add-host", srv.name+":127.0.0.1")
+	id := e.start(poll, "--credential", fmt.Sprintf("TOKEN@%s:%d,file=%s", srv.name, srv.port, secretFile), "--add-host", srv.name+":127.0.0.1")
 	waitOutput := func(want string, after int) int {
 		t.Helper()
 		deadline := time.Now().Add(15 * time.Second)
@@ -254,7 +288,7 @@ func TestCredentialBackgroundRevoke(t *testing.T) {
 		t.Fatalf("ps --json: %v %v", err, list)
 	}
 	creds, _ := json.Marshal(list[0]["credentials"])
-	if want := `[{"header":"Authorization","host":"api.cred.test","name":"TOKEN"}]`; string(creds) != want {
+	if want := fmt.Sprintf(`[{"header":"Authorization","host":"api.cred.test:%d","name":"TOKEN"}]`, srv.port); string(creds) != want {
 		t.Errorf("ps --json credentials: %s, want %s", creds, want)
 	}
 
@@ -302,7 +336,7 @@ func TestCredentialBadInput(t *testing.T) {
 	}{
 		{[]string{"--credential", "TOKEN"}, nil, "write NAME@HOST"},
 		{[]string{"--credential", "TOKEN@api.test"}, []string{"TOKEN="}, "TOKEN is not set in cshell's environment"},
-		{[]string{"--credential", "TOKEN@api.test,file=" + link}, nil, "is a symbolic link"},
+		{[]string{"--credential", "TOKEN@api.test,file=" + link}, nil, "is reached through a symbolic link"},
 		{[]string{"--credential", "TOKEN@api.test,header=Host"}, []string{"TOKEN=x"}, "frames the request"},
 		{[]string{"--credential", "PATH@api.test"}, nil, "cshell sets PATH"},
 		{[]string{"--credential", "TOKEN@api.test", "-e", "TOKEN"}, []string{"TOKEN=x"}, "also given with --env"},
@@ -327,7 +361,7 @@ func TestServeCredentials(t *testing.T) {
 	srv := newCredServer(t, "api.cred.test")
 	t.Setenv("CSHELL_E2E_TOKEN", srv.secret)
 	t.Setenv("SSL_CERT_FILE", srv.caFile)
-	c := startServe(t, "", "--credential", fmt.Sprintf("TOKEN@%s,env=CSHELL_E2E_TOKEN", srv.name), "--add-host", srv.name+":127.0.0.1")
+	c := startServe(t, "", "--credential", fmt.Sprintf("TOKEN@%s:%d,env=CSHELL_E2E_TOKEN", srv.name, srv.port), "--add-host", srv.name+":127.0.0.1")
 	get := `curl -sS -H "Authorization: Bearer $TOKEN" ` + srv.url("/whoami") + `; echo; echo "$TOKEN"`
 	var placeholders []string
 	for i := 0; i < 3; i++ { // the first cold or warm, the next ones warm
