@@ -66,10 +66,12 @@ for d in /run/cshell "/tmp/cshell-$(id -u "$TEST_USER")" "/var/tmp/cshell-$(id -
 done
 remote_ns=cshell-e2e-remote-$$
 cleanup() {
-	if [ -n "${remote_pid:-}" ]; then
-		kill "$remote_pid" 2>/dev/null || true
-		wait "$remote_pid" 2>/dev/null || true
-	fi
+	for pid in "${remote_pid:-}" "${cred_pid:-}"; do
+		if [ -n "$pid" ]; then
+			kill "$pid" 2>/dev/null || true
+			wait "$pid" 2>/dev/null || true
+		fi
+	done
 	ip netns del "$remote_ns" 2>/dev/null || true
 	if [ -n "${remote_name:-}" ]; then
 		# Written in place: /etc/hosts may be a mount of its own.
@@ -132,6 +134,24 @@ export CSHELL_TEST_REMOTE=$remote:8080
 remote_name=cshell-e2e-remote-$$.test
 echo "$remote $remote_name" >>/etc/hosts
 export CSHELL_TEST_REMOTE_NAME=$remote_name
+
+# The credential tests' HTTPS server (a CA of its own, one secret, a git
+# repository, an npm package) runs in the remote's namespace too: the
+# test binary itself serves it (cmd/cshell/e2e_credentials_test.go).
+go test -c -tags e2e -o "$work/e2e.test" ./cmd/cshell
+mkdir -m 0755 "$work/cred"
+ip netns exec "$remote_ns" env CSHELL_E2E_CRED_SERVE="$remote:8443" CSHELL_E2E_CRED_DIR="$work/cred" "$work/e2e.test" >"$work/cred.log" 2>&1 &
+cred_pid=$!
+for _ in $(seq 100); do
+	[ -e "$work/cred/ready" ] && break
+	sleep 0.1
+done
+if [ ! -e "$work/cred/ready" ]; then
+	echo "hack/test.sh: the credential server in $remote_ns did not start; its log:" >&2
+	cat "$work/cred.log" >&2
+	exit 1
+fi
+export CSHELL_TEST_CRED_REMOTE=$remote:8443 CSHELL_TEST_CRED_DIR=$work/cred
 
 step "gofmt and go vet (linux, darwin, windows)"
 bad=$(gofmt -l .)
@@ -212,8 +232,7 @@ step "Windows under wine: background shells end to end (hack/wine.sh, Debian 13'
 bash hack/wine.sh | tee "$work/wine.log"
 
 step "end-to-end tests as $TEST_USER (rootless)"
-go test -c -tags e2e -o "$work/e2e.test" ./cmd/cshell
-su "$TEST_USER" -s /bin/sh -c "cd ~ && CSHELL_BIN='$work/cshell' CSHELL_MCP_CLIENT='$CSHELL_MCP_CLIENT' CSHELL_TEST_REMOTE='$CSHELL_TEST_REMOTE' CSHELL_TEST_REMOTE_NAME='$CSHELL_TEST_REMOTE_NAME' CSHELL_DOCS_DIR='$CSHELL_DOCS_DIR' CSHELL_DEB='$CSHELL_DEB' '$work/e2e.test' -test.count=1 -test.v" | tee "$work/rootless.log"
+su "$TEST_USER" -s /bin/sh -c "cd ~ && CSHELL_BIN='$work/cshell' CSHELL_MCP_CLIENT='$CSHELL_MCP_CLIENT' CSHELL_TEST_REMOTE='$CSHELL_TEST_REMOTE' CSHELL_TEST_REMOTE_NAME='$CSHELL_TEST_REMOTE_NAME' CSHELL_TEST_CRED_REMOTE='$CSHELL_TEST_CRED_REMOTE' CSHELL_TEST_CRED_DIR='$CSHELL_TEST_CRED_DIR' CSHELL_DOCS_DIR='$CSHELL_DOCS_DIR' CSHELL_DEB='$CSHELL_DEB' '$work/e2e.test' -test.count=1 -test.v" | tee "$work/rootless.log"
 
 step "summary"
 passed=$(cat "$work/root.log" "$work/rootless.log" | grep -c -- '--- PASS' || true)

@@ -3,80 +3,228 @@
 package main
 
 import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"io/fs"
+	"log"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/cgi"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// credServer is an HTTPS server (a CA of the test's own) that knows one
-// secret: a request authenticated by it (bearer, token or basic
-// credentials) is answered, any other gets 401. It serves a git
-// repository (git http-backend) and an npm package's metadata too.
+// credServer is an HTTPS server (a CA of its own) that knows one secret:
+// a request authenticated by it (bearer, token or basic credentials) is
+// answered, any other gets 401. It serves a git repository (git
+// http-backend) and an npm package's metadata too, and counts the
+// requests it authenticated (GET /cshell-authed, unauthenticated). In CI
+// it runs in a network namespace of hack/test.sh's own (the remote host,
+// CSHELL_TEST_CRED_REMOTE), the test binary itself serving it
+// (serveCredentials); elsewhere each test starts one on 127.0.0.1.
 type credServer struct {
 	name, secret string
+	addr         string // where the name resolves for the shell
 	port         int
 	caFile       string
 	authed       atomic.Int64
 }
 
-func newCredServer(t *testing.T, name string) *credServer {
+const credName = "api.cred.test"
+
+func newCredServer(t *testing.T) *credServer {
 	t.Helper()
-	b := make([]byte, 12)
-	rand.Read(b)
-	s := &credServer{name: name, secret: "cshell-e2e-secret-" + hex.EncodeToString(b)}
-	repos := t.TempDir()
-	work := filepath.Join(t.TempDir(), "work")
-	git := func(dir string, args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=cshell e2e", "-c", "user.email=e2e@cshell.test", "-c", "init.defaultBranch=main"}, args...)...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
+	if remote := os.Getenv("CSHELL_TEST_CRED_REMOTE"); remote != "" {
+		dir := os.Getenv("CSHELL_TEST_CRED_DIR")
+		secret, err := os.ReadFile(filepath.Join(dir, "secret"))
+		if err != nil {
+			t.Fatalf("the remote credential server's secret: %v", err)
 		}
+		host, port, _ := net.SplitHostPort(remote)
+		p, _ := strconv.Atoi(port)
+		return &credServer{name: credName, secret: string(secret), addr: host, port: p, caFile: filepath.Join(dir, "ca.pem")}
 	}
-	os.MkdirAll(work, 0o755)
-	git(work, "init", "-q")
-	writeFile(t, filepath.Join(work, "README"), "credential test repo\n")
-	git(work, "add", "README")
-	git(work, "commit", "-q", "-m", "first")
-	git(repos, "clone", "-q", "--bare", work, "repo.git")
-	gitPath, err := exec.LookPath("git")
+	dir := t.TempDir()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	s, srv, err := startCredServer(dir, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return s
+}
+
+// startCredServer serves the credential server on l, with its CA's
+// certificate in dir/ca.pem, its secret in dir/secret and its repository
+// in dir/repos.
+func startCredServer(dir string, l net.Listener) (*credServer, *http.Server, error) {
+	b := make([]byte, 12)
+	rand.Read(b)
+	addr := l.Addr().(*net.TCPAddr)
+	s := &credServer{name: credName, secret: "cshell-e2e-secret-" + hex.EncodeToString(b), addr: addr.IP.String(), port: addr.Port, caFile: filepath.Join(dir, "ca.pem")}
+	cert, caPEM, err := testCertificate(credName)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := os.WriteFile(s.caFile, caPEM, 0o644); err != nil {
+		return nil, nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte(s.secret), 0o644); err != nil {
+		return nil, nil, err
+	}
+	repos := filepath.Join(dir, "repos")
+	if err := makeRepo(repos, filepath.Join(dir, "work")); err != nil {
+		return nil, nil, err
+	}
+	gitPath, err := exec.LookPath("git")
+	if err != nil {
+		return nil, nil, err
+	}
 	backend := &cgi.Handler{Path: gitPath, Args: []string{"http-backend"}, Root: "/",
 		Env: []string{"GIT_PROJECT_ROOT=" + repos, "GIT_HTTP_EXPORT_ALL=1"}}
-	s.port, s.caFile = tlsServerWith(t, name, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.ok(r.Header.Get("Authorization")) {
-			w.Header().Set("WWW-Authenticate", `Basic realm="cshell e2e"`)
-			http.Error(w, "unauthenticated", http.StatusUnauthorized)
-			return
+	srv := &http.Server{ErrorLog: log.New(io.Discard, "", 0), TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/cshell-authed" {
+				fmt.Fprint(w, s.authed.Load())
+				return
+			}
+			if !s.ok(r.Header.Get("Authorization")) {
+				w.Header().Set("WWW-Authenticate", `Basic realm="cshell e2e"`)
+				http.Error(w, "unauthenticated", http.StatusUnauthorized)
+				return
+			}
+			s.authed.Add(1)
+			switch {
+			case strings.HasPrefix(r.URL.Path, "/repo.git/"):
+				backend.ServeHTTP(w, r)
+			case r.URL.Path == "/cshell-cred-pkg":
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"name":"cshell-cred-pkg","dist-tags":{"latest":"1.0.0"},"versions":{"1.0.0":{"name":"cshell-cred-pkg","version":"1.0.0","dist":{"tarball":"https://%s:%d/cshell-cred-pkg/-/cshell-cred-pkg-1.0.0.tgz","shasum":"0000000000000000000000000000000000000000"}}}}`, credName, s.port)
+			default:
+				fmt.Fprint(w, "authenticated")
+			}
+		})}
+	go srv.ServeTLS(l, "", "")
+	return s, srv, nil
+}
+
+// serveCredentials is the test binary as the remote credential server
+// (hack/test.sh starts it in the remote host's namespace): it serves on
+// addr until killed, with its files in dir and a file "ready" once it
+// listens.
+func serveCredentials(addr, dir string) int {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if _, _, err := startCredServer(dir, l); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ready"), nil, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	select {}
+}
+
+// testCertificate makes a CA and a certificate for name it signed; it
+// returns the certificate and the CA's, in PEM.
+func testCertificate(name string) (tls.Certificate, []byte, error) {
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "cshell e2e credential CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(48 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	caCert, _ := x509.ParseCertificate(caDER)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: name}, DNSNames: []string{name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(48 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, leaf, caCert, &key.PublicKey, caKey)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), nil
+}
+
+// makeRepo makes a bare repository repos/repo.git of one commit.
+func makeRepo(repos, work string) error {
+	git := func(dir string, args ...string) error {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=cshell e2e", "-c", "user.email=e2e@cshell.test", "-c", "init.defaultBranch=main"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %v: %v\n%s", args, err, out)
 		}
-		s.authed.Add(1)
-		switch {
-		case strings.HasPrefix(r.URL.Path, "/repo.git/"):
-			backend.ServeHTTP(w, r)
-		case r.URL.Path == "/cshell-cred-pkg":
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"name":"cshell-cred-pkg","dist-tags":{"latest":"1.0.0"},"versions":{"1.0.0":{"name":"cshell-cred-pkg","version":"1.0.0","dist":{"tarball":"https://%s:%d/cshell-cred-pkg/-/cshell-cred-pkg-1.0.0.tgz","shasum":"0000000000000000000000000000000000000000"}}}}`, name, s.port)
-		default:
-			fmt.Fprint(w, "authenticated")
+		return nil
+	}
+	for _, d := range []string{repos, work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
 		}
-	}))
-	return s
+	}
+	if err := git(work, "init", "-q"); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(work, "README"), []byte("credential test repo\n"), 0o644); err != nil {
+		return err
+	}
+	for _, args := range [][]string{{"add", "README"}, {"commit", "-q", "-m", "first"}} {
+		if err := git(work, args...); err != nil {
+			return err
+		}
+	}
+	return git(repos, "clone", "-q", "--bare", work, "repo.git")
+}
+
+// authedCount asks the server how many requests it authenticated.
+func (s *credServer) authedCount(t *testing.T) int64 {
+	t.Helper()
+	pool := x509.NewCertPool()
+	ca, _ := os.ReadFile(s.caFile)
+	pool.AppendCertsFromPEM(ca)
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil,
+		TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: credName},
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, net.JoinHostPort(s.addr, strconv.Itoa(s.port)))
+		}}}
+	resp, err := c.Get(s.url("/cshell-authed"))
+	if err != nil {
+		t.Fatalf("ask the credential server: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		t.Fatalf("the credential server's count: %q", b)
+	}
+	return n
 }
 
 func (s *credServer) ok(auth string) bool {
@@ -96,6 +244,9 @@ func (s *credServer) url(path string) string {
 	return fmt.Sprintf("https://%s:%d%s", s.name, s.port, path)
 }
 
+// addHost is the --add-host that leads the server's name to it.
+func (s *credServer) addHost() string { return s.name + ":" + s.addr }
+
 // noSecret fails the test when text holds the secret.
 func noSecret(t *testing.T, where, text, secret string) {
 	t.Helper()
@@ -113,12 +264,12 @@ func noSecret(t *testing.T, where, text, secret string) {
 // value.
 func TestCredentialsReachAuthenticated(t *testing.T) {
 	requireLinux(t)
-	srv := newCredServer(t, "api.cred.test")
+	srv := newCredServer(t)
 	// The caller holds the secret; cshell (this machine's side) trusts the
 	// server's CA as Go programs do (SSL_CERT_FILE).
 	t.Setenv("CSHELL_E2E_TOKEN", srv.secret)
 	t.Setenv("SSL_CERT_FILE", srv.caFile)
-	flags := []string{"--credential", fmt.Sprintf("TOKEN@%s:%d,env=CSHELL_E2E_TOKEN", srv.name, srv.port), "--add-host", srv.name + ":127.0.0.1"}
+	flags := []string{"--credential", fmt.Sprintf("TOKEN@%s:%d,env=CSHELL_E2E_TOKEN", srv.name, srv.port), "--add-host", srv.addHost()}
 	wd := projectDir(t, map[string]string{
 		".npmrc": fmt.Sprintf("registry=https://%s:%d/\n//%s:%d/:_authToken=${TOKEN}\n", srv.name, srv.port, srv.name, srv.port),
 	})
@@ -131,12 +282,12 @@ func TestCredentialsReachAuthenticated(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			before := srv.authed.Load()
+			before := srv.authedCount(t)
 			r := run(t, call{args: append(append([]string{"run"}, flags...), "--", c.script), dir: wd, env: toolEnv()})
 			if r.code != 0 || strings.TrimSpace(r.stdout) != c.want {
 				t.Errorf("code %d, stdout %q, stderr %q; want %q", r.code, r.stdout, r.stderr, c.want)
 			}
-			if srv.authed.Load() == before {
+			if srv.authedCount(t) == before {
 				t.Errorf("the server saw no authenticated request")
 			}
 			noSecret(t, "stdout", r.stdout, srv.secret)
@@ -165,7 +316,7 @@ func TestCredentialsReachAuthenticated(t *testing.T) {
 
 	// The same request without the credential: the host refuses it, so
 	// the cases above did authenticate through cshell.
-	r = run(t, call{args: []string{"run", "--allow-host", fmt.Sprintf("%s:%d", srv.name, srv.port), "--add-host", srv.name + ":127.0.0.1", "--",
+	r = run(t, call{args: []string{"run", "--allow-host", fmt.Sprintf("%s:%d", srv.name, srv.port), "--add-host", srv.addHost(), "--",
 		`curl -sS -H "Authorization: Bearer $TOKEN" ` + srv.url("/whoami")}, dir: wd, env: []string{"TOKEN=wrong", "CURL_CA_BUNDLE=" + srv.caFile}})
 	if strings.TrimSpace(r.stdout) != "unauthenticated" {
 		t.Errorf("without the credential: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
@@ -177,12 +328,12 @@ func TestCredentialsReachAuthenticated(t *testing.T) {
 // header, in basic credentials, in the URL.
 func TestCredentialRefusedElsewhere(t *testing.T) {
 	requireLinux(t)
-	srv := newCredServer(t, "api.cred.test")
+	srv := newCredServer(t)
 	var hits atomic.Int64
 	other := httpGreeterCounting(t, &hits)
 	t.Setenv("CSHELL_E2E_TOKEN", srv.secret)
 	otherURL := fmt.Sprintf("other.cred.test:%d", other)
-	flags := []string{"--credential", fmt.Sprintf("TOKEN@%s,env=CSHELL_E2E_TOKEN", srv.name), "--add-host", srv.name + ":127.0.0.1",
+	flags := []string{"--credential", fmt.Sprintf("TOKEN@%s,env=CSHELL_E2E_TOKEN", srv.name), "--add-host", srv.addHost(),
 		"--add-host", "other.cred.test:127.0.0.1", "--allow-host", otherURL}
 	for _, script := range []string{
 		`curl -sS -H "Authorization: Bearer $TOKEN" http://` + otherURL + `/`,
@@ -259,14 +410,14 @@ func httpGreeterCounting(t *testing.T, hits *atomic.Int64) int {
 // the value.
 func TestCredentialBackgroundRevoke(t *testing.T) {
 	requireLinux(t)
-	srv := newCredServer(t, "api.cred.test")
+	srv := newCredServer(t)
 	t.Setenv("SSL_CERT_FILE", srv.caFile)
 	secretFile := filepath.Join(t.TempDir(), "token")
 	writeFile(t, secretFile, srv.secret+"\n")
 	os.Chmod(secretFile, 0o600)
 	e := newBG(t)
 	poll := `while :; do curl -s -o /dev/null -w "%{http_code}\n" -H "Authorization: Bearer $TOKEN" ` + srv.url("/whoami") + `; sleep 0.2; done`
-	id := e.start(poll, "--credential", fmt.Sprintf("TOKEN@%s:%d,file=%s", srv.name, srv.port, secretFile), "--add-host", srv.name+":127.0.0.1")
+	id := e.start(poll, "--credential", fmt.Sprintf("TOKEN@%s:%d,file=%s", srv.name, srv.port, secretFile), "--add-host", srv.addHost())
 	waitOutput := func(want string, after int) int {
 		t.Helper()
 		deadline := time.Now().Add(15 * time.Second)
@@ -358,10 +509,10 @@ func TestCredentialBadInput(t *testing.T) {
 // background shells as well, and no result carries the value.
 func TestServeCredentials(t *testing.T) {
 	requireLinux(t)
-	srv := newCredServer(t, "api.cred.test")
+	srv := newCredServer(t)
 	t.Setenv("CSHELL_E2E_TOKEN", srv.secret)
 	t.Setenv("SSL_CERT_FILE", srv.caFile)
-	c := startServe(t, "", "--credential", fmt.Sprintf("TOKEN@%s:%d,env=CSHELL_E2E_TOKEN", srv.name, srv.port), "--add-host", srv.name+":127.0.0.1")
+	c := startServe(t, "", "--credential", fmt.Sprintf("TOKEN@%s:%d,env=CSHELL_E2E_TOKEN", srv.name, srv.port), "--add-host", srv.addHost())
 	get := `curl -sS -H "Authorization: Bearer $TOKEN" ` + srv.url("/whoami") + `; echo; echo "$TOKEN"`
 	var placeholders []string
 	for i := 0; i < 3; i++ { // the first cold or warm, the next ones warm

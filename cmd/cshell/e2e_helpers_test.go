@@ -31,6 +31,9 @@ func testMain(m *testing.M) int {
 	if url := os.Getenv(goFetchVar); url != "" {
 		return goFetch(url) // the test binary as a Go client inside a shell
 	}
+	if addr := os.Getenv("CSHELL_E2E_CRED_SERVE"); addr != "" {
+		return serveCredentials(addr, os.Getenv("CSHELL_E2E_CRED_DIR")) // the remote credential server (hack/test.sh)
+	}
 	defer removeHelper()
 	cshellBin = os.Getenv("CSHELL_BIN")
 	if cshellBin == "" {
