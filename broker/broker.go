@@ -56,8 +56,8 @@ type Broker struct {
 	// (nil: none is).
 	Revoked func(name string) bool
 	// Refused is told of each request refused for a credential (method,
-	// and the sentence), never with the value.
-	Refused func(host string, port int, method, why string)
+	// the credential's name, and the sentence), never with the value.
+	Refused func(host string, port int, method, credential, why string)
 	// HandshakeTimeout bounds the shell's TLS handshake and a request's
 	// head (default 10 s); IdleTimeout a kept connection (default 90 s).
 	HandshakeTimeout time.Duration
@@ -104,19 +104,19 @@ func (b *Broker) rewrite(r *http.Request, host string, port int, secure bool) er
 		}
 		switch {
 		case !c.Matches(host, port):
-			return b.refuse(r, host, port, fmt.Sprintf("credential %s to %s, which it may not be sent to (only %s)", c.Name, host, c.Host))
+			return b.refuse(r, host, port, c.Name, fmt.Sprintf("credential %s to %s, which it may not be sent to (only %s)", c.Name, host, c.Host))
 		case b.Revoked != nil && b.Revoked(c.Name):
-			return b.refuse(r, host, port, fmt.Sprintf("credential %s was revoked (cshell allow --list shows it)", c.Name))
+			return b.refuse(r, host, port, c.Name, fmt.Sprintf("credential %s was revoked (cshell allow --list shows it)", c.Name))
 		case !secure && !c.Plain:
-			return b.refuse(r, host, port, fmt.Sprintf("credential %s goes only over HTTPS; use https://, or declare it with ,http", c.Name))
+			return b.refuse(r, host, port, c.Name, fmt.Sprintf("credential %s goes only over HTTPS; use https://, or declare it with ,http", c.Name))
 		case r.Method == "TRACE" || r.Method == "TRACK" || r.Method == http.MethodConnect:
-			return b.refuse(r, host, port, fmt.Sprintf("credential %s is not sent with %s, which would echo it", c.Name, r.Method))
+			return b.refuse(r, host, port, c.Name, fmt.Sprintf("credential %s is not sent with %s, which would echo it", c.Name, r.Method))
 		}
 		vals := r.Header.Values(c.Header)
 		for i, v := range vals {
 			nv, ok := replaceIn(v, c)
 			if !ok {
-				return b.refuse(r, host, port, fmt.Sprintf("credential %s goes in %s only %s", c.Name, c.Header, forms(c.Header)))
+				return b.refuse(r, host, port, c.Name, fmt.Sprintf("credential %s goes in %s only %s", c.Name, c.Header, forms(c.Header)))
 			}
 			vals[i] = nv
 		}
@@ -132,9 +132,9 @@ func forms(header string) string {
 	return "as the whole value"
 }
 
-func (b *Broker) refuse(r *http.Request, host string, port int, why string) error {
+func (b *Broker) refuse(r *http.Request, host string, port int, credential, why string) error {
 	if b.Refused != nil {
-		b.Refused(host, port, r.Method, why)
+		b.Refused(host, port, r.Method, credential, why)
 	}
 	return &errRefused{why: why}
 }

@@ -55,7 +55,7 @@ func newBroker(t *testing.T, roots *x509.CertPool, creds ...Credential) (*Broker
 			var d net.Dialer
 			return d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		},
-		Refused: func(host string, port int, method, why string) {
+		Refused: func(host string, port int, method, _, why string) {
 			mu.Lock()
 			got = append(got, refusal{host, method, why})
 			mu.Unlock()

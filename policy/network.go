@@ -341,6 +341,9 @@ type Violation struct {
 	Rule   string    `json:"rule"`
 	Hint   string    `json:"hint,omitempty"`
 	Allow  string    `json:"allow,omitempty"` // the pattern that would allow it, for a hint in the reader's words
+	// Credential names the credential a request was refused for (the host
+	// itself may be reached: no grant lifts it).
+	Credential string `json:"credential,omitempty"`
 }
 
 // NewViolation records a refusal, with the hint its reason gives.

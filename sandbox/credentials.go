@@ -74,9 +74,11 @@ func brokerFor(p *Proxy, env []string) (*broker.Broker, []string, []byte, error)
 		revoked = p.Rules.CredentialRevoked
 	}
 	b := &broker.Broker{Authority: auth, Dial: policyDialer(p), Revoked: revoked,
-		Refused: func(host string, port int, method, why string) {
+		Refused: func(host string, port int, method, credential, why string) {
 			if p.Record != nil {
-				p.Record(policy.NewViolation(host, port, method, policy.Because(why)))
+				v := policy.NewViolation(host, port, method, policy.Because(why))
+				v.Credential = credential
+				p.Record(v)
 			}
 		}}
 	for _, c := range p.Credentials {

@@ -50,7 +50,7 @@ func violationLog(dir *safefs.Dir) func(policy.Violation) {
 func recordAndTell(record func(policy.Violation), tell func(host string, port int)) func(policy.Violation) {
 	return func(v policy.Violation) {
 		record(v)
-		if v.Host != "" {
+		if v.Host != "" && v.Credential == "" { // a credential's refusal asks for no grant
 			tell(v.Host, v.Port)
 		}
 	}

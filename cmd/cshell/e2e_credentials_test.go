@@ -458,8 +458,12 @@ func TestCredentialBackgroundRevoke(t *testing.T) {
 		t.Errorf("a second restore: code %d, stderr %q; want exit 1 and a sentence", r.code, r.stderr)
 	}
 	vb, _ := os.ReadFile(filepath.Join(e.state, "shells", id, "violations.log"))
-	if !strings.Contains(string(vb), "credential TOKEN was revoked") {
+	if !strings.Contains(string(vb), "credential TOKEN was revoked") || !strings.Contains(string(vb), `"credential":"TOKEN"`) {
 		t.Errorf("violations.log: %q", vb)
+	}
+	// A credential's refusal asks for no grant: the host may be reached.
+	if ev := e.cs("events", "--json").stdout; strings.Contains(ev, credName) {
+		t.Errorf("events tell of the credential's refusal as a refused host: %q", ev)
 	}
 	e.cs("kill", id, "--grace", "0")
 	e.waitEnd(id)
