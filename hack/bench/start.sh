@@ -22,6 +22,8 @@
 #      environment, times these interleaved round-robin (hack/bench/abtime.py):
 #        cshell  cshell run -- true
 #        runc    runc --root STATE run -b BUNDLE ID          (the bundle runs /bin/true)
+#        runc-libct  the same with runc built from the libcontainer version cshell
+#                uses (go.mod; go install, kept in /var/tmp/cshell-bench-runc-VERSION)
 #        bwrap   bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
 #                      --unshare-all --die-with-parent /bin/true
 #        srt     srt true        (npm @anthropic-ai/sandbox-runtime 0.0.83, kept
@@ -57,6 +59,16 @@ for tool in go runc bwrap setpriv env getent install "$PY"; do
 done
 RUNC=$(command -v runc)
 BWRAP=$(command -v bwrap)
+# A second runc: built from the libcontainer cshell itself uses (go.mod),
+# so that the two differ in what they do, not in the library's age (the
+# distribution's runc may predate libcontainer's procfs hardening). Kept
+# in /var/tmp between runs; the module proxy serves it.
+LIBCT=$(awk '$1 == "github.com/opencontainers/runc" { print $2 }' "$HERE/../../go.mod")
+RUNC_LIBCT=/var/tmp/cshell-bench-runc-$LIBCT/runc
+if [ ! -x "$RUNC_LIBCT" ]; then
+	GOBIN=${RUNC_LIBCT%/runc} go install "github.com/opencontainers/runc@$LIBCT" ||
+		die "go install github.com/opencontainers/runc@$LIBCT failed (the module proxy is needed once)"
+fi
 id -u "$TEST_USER" >/dev/null 2>&1 || die "no user $TEST_USER (useradd -m $TEST_USER, or set TEST_USER)"
 [ "$(id -u "$TEST_USER")" != 0 ] || die "TEST_USER must not be root"
 
@@ -113,10 +125,11 @@ bench() {
 		die "$user: making the runc bundle failed"
 	id=csb-$uid-$$
 
-	local -a labels=(cshell runc bwrap srt run-d true)
+	local -a labels=(cshell runc runc-libct bwrap srt run-d true)
 	local -A cmd=(
 		[cshell]="$W/cshell run -- true"
 		[runc]="$RUNC --root $rt/runc run -b $rt/bundle $id"
+		[runc-libct]="$RUNC_LIBCT --root $rt/runc-libct run -b $rt/bundle $id-l"
 		[bwrap]="$BWRAP --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --unshare-all --die-with-parent /bin/true"
 		[srt]="$SRT true"
 		[run-d]="$W/cshell --state-dir $rt/state run -d -- true"
@@ -135,19 +148,20 @@ bench() {
 
 	echo
 	local rc=0
-	as_user "$user" "$dir" "$PY" "$W/abtime.py" -n "$ROUNDS" --vs runc --vs bwrap --vs srt --vs cshell --tsv "$rt/result.tsv" \
+	as_user "$user" "$dir" "$PY" "$W/abtime.py" -n "$ROUNDS" --vs runc --vs runc-libct --vs bwrap --vs srt --vs cshell --tsv "$rt/result.tsv" \
 		--title "start+exit latency as $user (uid $uid), cwd $dir" "${specs[@]}" || rc=$?
 	((rc == 0)) || FAILED=1
 	[ -s "$rt/result.tsv" ] || die "$user: the timer wrote no results (exit $rc)"
 
-	VERDICTS+=("$(awk -F'\t' -v user="$user" -v goal="$GOAL" -v dgoal="$DGOAL" '
+	VERDICTS+=("$(awk -F'\t' -v user="$user" -v libct="$LIBCT" -v goal="$GOAL" -v dgoal="$DGOAL" '
 		$1 == "cshell" { c = $2; cf = $NF }
 		$1 == "runc"   { r = $2; rf = $NF }
+		$1 == "runc-libct" { l = $2 }
 		$1 == "run-d"  { d = $2; df = $NF }
 		END {
 			x = c / r; y = d / c
-			printf "%s: cshell %.2f ms / runc %.2f ms = %.2fx -> %s; run -d %.2f ms / cshell run %.2f ms = %.2fx -> %s%s",
-				user, c, r, x, (x <= goal ? "MET" : "NOT met"), d, c, y, (y <= dgoal ? "MET" : "NOT met"),
+			printf "%s: cshell %.2f ms / runc %.2f ms = %.2fx -> %s (runc %s: %.2f ms, %.2fx); run -d %.2f ms / cshell run %.2f ms = %.2fx -> %s%s",
+				user, c, r, x, (x <= goal ? "MET" : "NOT met"), libct, l, c / l, d, c, y, (y <= dgoal ? "MET" : "NOT met"),
 				(cf + rf + df > 0 ? sprintf(" [%d cshell / %d runc / %d run-d runs failed: not valid]", cf, rf, df) : "")
 		}' "$rt/result.tsv")")
 }
