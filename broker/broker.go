@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,7 +79,19 @@ func (b *Broker) Holds(host string, port int) bool {
 // (recorded, and the error says why); for a declared host the values go
 // in. It returns the error to answer with, nil to forward r.
 func (b *Broker) Check(r *http.Request, host string, port int) error {
-	return b.rewrite(r, host, port, false)
+	return b.rewrite(r, host, port, r.URL.Scheme == "https")
+}
+
+// elsewhere refuses a request that names another host than the one
+// dialed when it carries any placeholder (the values may already be in:
+// the request is not sent either way).
+func (b *Broker) elsewhere(r *http.Request, host string, port int, th string, tp int) error {
+	for _, c := range b.Credentials {
+		if carries(r, c.Placeholder) || carries(r, c.Value) {
+			return b.refuse(r, host, port, c.Name, fmt.Sprintf("credential %s in a request for %s on a connection to %s", c.Name, net.JoinHostPort(th, strconv.Itoa(tp)), net.JoinHostPort(host, strconv.Itoa(port))))
+		}
+	}
+	return nil
 }
 
 // errRefused is a request the broker will not send.
@@ -109,7 +120,7 @@ func (b *Broker) rewrite(r *http.Request, host string, port int, secure bool) er
 			return b.refuse(r, host, port, c.Name, fmt.Sprintf("credential %s was revoked (cshell allow --list shows it)", c.Name))
 		case !secure && !c.Plain:
 			return b.refuse(r, host, port, c.Name, fmt.Sprintf("credential %s goes only over HTTPS; use https://, or declare it with ,http", c.Name))
-		case r.Method == "TRACE" || r.Method == "TRACK" || r.Method == http.MethodConnect:
+		case strings.EqualFold(r.Method, "TRACE") || strings.EqualFold(r.Method, "TRACK") || strings.EqualFold(r.Method, http.MethodConnect):
 			return b.refuse(r, host, port, c.Name, fmt.Sprintf("credential %s is not sent with %s, which would echo it", c.Name, r.Method))
 		}
 		vals := r.Header.Values(c.Header)
@@ -142,10 +153,7 @@ func (b *Broker) refuse(r *http.Request, host string, port int, credential, why 
 // carries reports whether the placeholder appears in the request's
 // target (escaped or not) or any header, basic credentials decoded.
 func carries(r *http.Request, ph string) bool {
-	target := r.URL.String() + " " + r.RequestURI + " " + r.Host + " " + r.URL.Path + " " + r.URL.User.String()
-	if q, err := url.QueryUnescape(r.URL.RawQuery); err == nil {
-		target += " " + q
-	}
+	target := r.URL.String() + " " + r.RequestURI + " " + r.Host + " " + r.URL.Path + " " + r.URL.User.String() + " " + unescape(r.URL.RawQuery) + " " + unescape(r.RequestURI)
 	if strings.Contains(target, ph) {
 		return true
 	}
@@ -160,6 +168,32 @@ func carries(r *http.Request, ph string) bool {
 		}
 	}
 	return false
+}
+
+// unescape decodes each valid %XX of s and leaves the rest as it is (a
+// bad escape elsewhere must not hide a placeholder); + is a space.
+func unescape(s string) string {
+	if !strings.ContainsAny(s, "%+") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '+':
+			b.WriteByte(' ')
+		case s[i] == '%' && i+2 < len(s) && ishex(s[i+1]) && ishex(s[i+2]):
+			v, _ := strconv.ParseUint(s[i+1:i+3], 16, 8)
+			b.WriteByte(byte(v))
+			i += 2
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
+}
+
+func ishex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // basic decodes "Basic BASE64" credentials (any space after the scheme,
@@ -312,11 +346,16 @@ func (b *Broker) Serve(ctx context.Context, c net.Conn, up net.Conn, host string
 	}
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			// A request that names another host than the one dialed (its
-			// Host, or an absolute target) is judged as going there: a
-			// front end that routes by Host would take it there.
+			// A request that names another host or port than the one
+			// dialed (its Host, or an absolute target) carries no
+			// credential: a front end that routes by Host would take it
+			// there, and another credential's host could be dialed.
 			th, tp := target(r, host, port)
-			if err := b.rewrite(r, th, tp, secure); err != nil {
+			err := b.rewrite(r, host, port, secure)
+			if err == nil && (th != host || tp != port) {
+				err = b.elsewhere(r, host, port, th, tp)
+			}
+			if err != nil {
 				http.Error(w, "cshell proxy: refused: "+err.Error(), http.StatusForbidden)
 				return
 			}

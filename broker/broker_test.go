@@ -290,7 +290,8 @@ func TestServeRefusesEchoingForms(t *testing.T) {
 		{"GET", map[string]string{"Authorization": "Foo " + ph}, "basic password"},
 		{"GET", map[string]string{"Authorization": "Bearer x" + ph}, "basic password"},
 		{"TRACE", map[string]string{"Authorization": "Bearer " + ph}, "TRACE"},
-		{"GET", map[string]string{"Authorization": "Bearer " + ph, "Host": "attacker.example"}, "credential TOKEN to attacker.example"},
+		{"GET", map[string]string{"Authorization": "Bearer " + ph, "Host": "attacker.example"}, "credential TOKEN in a request for attacker.example"},
+		{"trace", map[string]string{"Authorization": "Bearer " + ph}, "trace"},
 	} {
 		req, _ := http.NewRequest(tc.method, u, nil)
 		for k, v := range tc.hdr {
@@ -311,7 +312,30 @@ func TestServeRefusesEchoingForms(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(*refused) != 5 {
-		t.Errorf("refusals recorded: %d, want 5", len(*refused))
+	if len(*refused) != 6 {
+		t.Errorf("refusals recorded: %d, want 6", len(*refused))
+	}
+}
+
+// One credential's value never goes to another credential's host: a
+// connection to A's host with a request that names B's host (Host) and
+// carries B's placeholder is refused.
+func TestServeOtherCredentialsHost(t *testing.T) {
+	_, roots, port := upstream(t)
+	b, _, _ := newBroker(t, roots,
+		Credential{Name: "A", Placeholder: "cshell-placeholder-a1", Value: "value-a", Host: "example.com", Matches: exact("example.com")},
+		Credential{Name: "B", Placeholder: "cshell-placeholder-b1", Value: "value-b", Host: "api.example.com", Matches: exact("api.example.com")})
+	c := client(t, b, "example.com", port)
+	req, _ := http.NewRequest("GET", fmt.Sprintf("https://example.com:%d/", port), nil)
+	req.Host = fmt.Sprintf("api.example.com:%d", port)
+	req.Header.Set("Authorization", "Bearer cshell-placeholder-b1")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || strings.Contains(string(body), "value-b") {
+		t.Errorf("%d %q: want 403", resp.StatusCode, body)
 	}
 }

@@ -55,7 +55,9 @@ func (p *Plan) credentials(r Request, cfg *policy.Config, f Facts) error {
 	}
 	for _, s := range cfg.Network.Credentials {
 		if !strings.Contains(s, "@") {
-			return usageErr("network.credentials %q names no host; write NAME@HOST in the global configuration", escape.Line(s))
+			p.warn("network.credentials %q names no host and is left out; write NAME@HOST in the global configuration", escape.Line(s))
+			p.credentialVars = append(p.credentialVars, policy.CredentialName(s))
+			continue
 		}
 		c, err := policy.ParseCredential(s)
 		if err != nil {
@@ -73,6 +75,8 @@ func (p *Plan) credentials(r Request, cfg *policy.Config, f Facts) error {
 		why = "credentials are added by a container shell's proxy, which --isolation process has none of"
 	}
 	for _, e := range entries {
+		// Whatever becomes of it, its variables never pass with a value.
+		p.credentialVars = append(p.credentialVars, e.spec.Name, e.spec.Env)
 		if why == "" {
 			continue
 		}
@@ -95,8 +99,16 @@ func (p *Plan) credentials(r Request, cfg *policy.Config, f Facts) error {
 			}
 		}
 		v, err := credentialValue(e.spec, f.Environ, r.FS.Home)
+		if err != nil && e.global {
+			p.warn("%s is left out: %v", e.where, err)
+			continue
+		}
 		if err != nil {
 			return usageErr("%s: %w", e.where, err)
+		}
+		if e.spec.File != "" {
+			// The file stays the host's: the shell must not read it.
+			p.credentialFiles = append(p.credentialFiles, credentialPath(e.spec.File, r.FS.Home))
 		}
 		p.Network.Credentials = append(p.Network.Credentials, Credential{Name: e.spec.Name, Host: e.spec.Host, Ports: e.spec.Ports(),
 			Header: e.spec.Header, Plain: e.spec.Plain, Source: e.spec.Env, Value: v})
@@ -110,13 +122,22 @@ func (p *Plan) credentials(r Request, cfg *policy.Config, f Facts) error {
 // withoutCredentials drops from env what would hand the shell a
 // credential's value: its name, the variable it came from, and any
 // variable that holds the value itself.
-func withoutCredentials(env []string, creds []Credential) []string {
+func withoutCredentials(env []string, vars []string, creds []Credential) []string {
 	return slices.DeleteFunc(env, func(kv string) bool {
 		k, v, _ := strings.Cut(kv, "=")
-		return slices.ContainsFunc(creds, func(c Credential) bool {
-			return k == c.Name || k == c.Source || (v != "" && strings.Contains(v, c.Value))
+		return slices.Contains(vars, k) || slices.ContainsFunc(creds, func(c Credential) bool {
+			// A short value would match what it is part of by chance.
+			return v == c.Value || len(c.Value) >= 8 && strings.Contains(v, c.Value)
 		})
 	})
+}
+
+// credentialPath is a file= path as read: ~/ in the home.
+func credentialPath(path, home string) string {
+	if rest, ok := strings.CutPrefix(path, "~/"); ok && home != "" {
+		return filepath.Join(home, rest)
+	}
+	return path
 }
 
 // credentialValue reads a credential's value: the caller's variable, or
@@ -131,13 +152,10 @@ func credentialValue(c policy.CredentialSpec, environ []string, home string) (st
 			return "", errors.New(c.Env + " is not set in cshell's environment; export it, or name a file with ,file=PATH")
 		}
 	} else {
-		path := c.File
-		if rest, ok := strings.CutPrefix(path, "~/"); ok {
-			if home == "" {
-				return "", errors.New("file=" + escape.Line(path) + " names the home, which this user has none of; give an absolute path")
-			}
-			path = filepath.Join(home, rest)
+		if strings.HasPrefix(c.File, "~/") && home == "" {
+			return "", errors.New("file=" + escape.Line(c.File) + " names the home, which this user has none of; give an absolute path")
 		}
+		path := credentialPath(c.File, home)
 		b, err := readNoLinks(path, maxCredentialFile)
 		if err != nil {
 			return "", err

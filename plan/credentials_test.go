@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,7 +80,6 @@ func TestPlanCredentialRefusals(t *testing.T) {
 		{creds: []string{"T@api.test,file=/nonexistent/x"}, kind: ErrUsage, phrase: "cannot read /nonexistent/x: no such file"},
 		{creds: []string{"T@api.test"}, env: []string{"T=a\nb"}, kind: ErrUsage, phrase: "line break"},
 		{creds: []string{"T@api.test"}, env: []string{"T=1"}, iso: container.Process, kind: ErrRefused, phrase: "--isolation process"},
-		{cfg: []string{"T"}, env: []string{"T=1"}, kind: ErrUsage, phrase: "names no host"},
 	} {
 		r, f := base(t)
 		r.Credentials = c.creds
@@ -132,5 +132,35 @@ func TestPlanCredentialSources(t *testing.T) {
 	p = mustPlan(t, r, f)
 	if len(p.Network.Credentials) != 0 || len(p.Warnings) == 0 || !strings.Contains(strings.Join(p.Warnings, "\n"), "network.credentials T@api.test is not given to this shell") {
 		t.Errorf("process isolation with a configured credential: %+v, warnings %q", p.Network.Credentials, p.Warnings)
+	}
+}
+
+// A credential's file is hidden from the shell; a configured credential
+// whose value is missing, or that names no host, is left out with a
+// warning (the flag's is refused); a short value does not strip
+// variables that merely contain it.
+func TestPlanCredentialFilesAndWarnings(t *testing.T) {
+	r, f := base(t)
+	file := filepath.Join(r.FS.Home, "gh-token")
+	if err := os.WriteFile(file, []byte("x1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.Environ = append(f.Environ, "SHLVL=1x1", "K=1")
+	r.Credentials = []string{"GH@api.github.com,file=~/gh-token"}
+	r.Config = &policy.Config{Env: policy.EnvConfig{Pass: []string{"SHLVL", "K"}},
+		Network: policy.NetworkConfig{Credentials: []string{"UNSET@api.test", "ALONE"}}}
+	p := mustPlan(t, r, f)
+	if !slices.Contains(p.FS.Hide, file) {
+		t.Errorf("hidden %v: the credential's file must be", p.FS.Hide)
+	}
+	w := strings.Join(p.Warnings, "\n")
+	if !strings.Contains(w, "network.credentials UNSET@api.test is left out: UNSET is not set") || !strings.Contains(w, `"ALONE" names no host`) {
+		t.Errorf("warnings %q", p.Warnings)
+	}
+	if policy.EnvValue(p.Env, "SHLVL") != "1x1" || policy.EnvValue(p.Env, "K") != "1" {
+		t.Errorf("env %q: a variable holding a short value's text was dropped", p.Env)
+	}
+	if len(p.Network.Credentials) != 1 {
+		t.Errorf("credentials %+v", p.Network.Credentials)
 	}
 }

@@ -64,6 +64,9 @@ type Plan struct {
 	Warnings []string `json:"-"`
 
 	cache *cache.Project // held while the shell runs (Release)
+
+	credentialVars  []string // variables that name or held a credential: never passed
+	credentialFiles []string // files credentials were read from: hidden
 }
 
 // Network is what the shell may reach beyond its loopback.
@@ -142,6 +145,9 @@ func New(r Request, f Facts) (*Plan, error) {
 	if p.Env, err = buildEnv(f.Environ, r.Env, cfg.Env.Pass, r.FS.Home); err != nil {
 		return nil, err
 	}
+	p.Env = withoutCredentials(p.Env, p.credentialVars, p.Network.Credentials)
+	// A credential's file is hidden as --hide hides a path.
+	r.FS.Hide = append(slices.Clone(r.FS.Hide), p.credentialFiles...)
 	if err := p.filesystem(r, cfg, f); err != nil {
 		p.Release()
 		return nil, err
@@ -322,7 +328,7 @@ func (p *Plan) finishEnv(r Request, cfg *policy.Config, f Facts) {
 	// A credential's variable holds its placeholder, which the sandbox
 	// sets: never the caller's value, even where env.pass would pass it
 	// (under its name, or the name it came from).
-	p.Env = withoutCredentials(p.Env, p.Network.Credentials)
+	p.Env = withoutCredentials(p.Env, p.credentialVars, p.Network.Credentials)
 	keep := slices.ContainsFunc(r.Env, func(e string) bool { k, _, _ := strings.Cut(e, "="); return k == "TMPDIR" })
 	p.Env = sandbox.Env(p.Env, keep, p.Network.ProxyPort)
 }

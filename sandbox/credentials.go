@@ -2,8 +2,7 @@ package sandbox
 
 import (
 	"bytes"
-	"fmt"
-	"io"
+	"encoding/pem"
 	"net/netip"
 	"os"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/cshell/cshell/broker"
 	"github.com/cshell/cshell/container"
+	"github.com/cshell/cshell/internal/safefs"
 	"github.com/cshell/cshell/policy"
 )
 
@@ -102,9 +102,11 @@ func brokerFor(p *Proxy, env []string) (*broker.Broker, []string, []byte, error)
 	return b, env, bundle, nil
 }
 
-// trustBundle is this machine's roots and the certificate files the
-// caller's trust variables name (the shell sees them anyway), then pem.
-func trustBundle(env []string, pem []byte) []byte {
+// trustBundle is this machine's roots and the certificates of the files
+// the caller's trust variables name (each one a variable of TrustEnvSet
+// would replace), then authority. Only certificates are copied: a file
+// that holds a key too gives the shell none of it.
+func trustBundle(env []string, authority []byte) []byte {
 	var out bytes.Buffer
 	var files []string
 	for _, f := range systemBundles {
@@ -115,38 +117,26 @@ func trustBundle(env []string, pem []byte) []byte {
 	}
 	for _, e := range env {
 		k, v, _ := strings.Cut(e, "=")
-		if k != "SSL_CERT_DIR" && slices.Contains(policy.TrustEnv, k) && strings.HasPrefix(v, "/") && !slices.Contains(files, v) {
+		if (slices.Contains(TrustEnvSet, k) || slices.Contains(policy.TrustEnv, k) && k != "SSL_CERT_DIR") && strings.HasPrefix(v, "/") && !slices.Contains(files, v) {
 			files = append(files, v)
 		}
 	}
 	for _, f := range files {
-		b, err := readCapped(f, maxBundle)
-		if err != nil || !bytes.Contains(b, []byte("-----BEGIN CERTIFICATE-----")) {
+		b, err := safefs.ReadRegular(f, maxBundle) // no link last, no FIFO
+		if err != nil {
 			continue
 		}
-		out.Write(b)
-		if !bytes.HasSuffix(b, []byte("\n")) {
-			out.WriteByte('\n')
+		for {
+			var block *pem.Block
+			if block, b = pem.Decode(b); block == nil {
+				break
+			}
+			if block.Type == "CERTIFICATE" {
+				_ = pem.Encode(&out, &pem.Block{Type: block.Type, Bytes: block.Bytes})
+			}
 		}
 	}
 	out.WriteString("# cshell: the authority of this shell's credential broker\n")
-	out.Write(pem)
+	out.Write(authority)
 	return out.Bytes()
-}
-
-// readCapped reads a regular file of at most max bytes.
-func readCapped(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err == nil && int64(len(b)) > max {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
-	}
-	return b, err
 }
