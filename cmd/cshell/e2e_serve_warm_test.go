@@ -54,6 +54,23 @@ func heldInits(dir string) []int {
 	return pids
 }
 
+// resolverListens reports whether the shell's resolver (TCP
+// 127.0.0.53:53, among the last things a sandbox's start makes) listens
+// in pid's network namespace: its PID 1 alone is not yet a sandbox a
+// call can take.
+func resolverListens(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/tcp", pid))
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 3 && f[1] == "3500007F:0035" && f[3] == "0A" {
+			return true
+		}
+	}
+	return false
+}
+
 // waitWarm waits until one warm sandbox of the test's waits, and returns
 // its PID 1.
 func waitWarm(t *testing.T, dir string) int {
@@ -66,7 +83,7 @@ func waitWarm(t *testing.T, dir string) int {
 func waitWarmBut(t *testing.T, dir string, old int) int {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if p := heldInits(dir); len(p) == 1 && p[0] != old {
+		if p := heldInits(dir); len(p) == 1 && p[0] != old && resolverListens(p[0]) {
 			return p[0]
 		} else if len(p) > 1 {
 			t.Fatalf("%d warm sandboxes wait, want one: %v", len(p), p)
