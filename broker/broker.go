@@ -303,9 +303,13 @@ func (b *Broker) Serve(ctx context.Context, c net.Conn, up net.Conn, host string
 	}
 	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
 		if got := takeUp(); got != nil {
-			return got, nil
+			return readAhead(got), nil
 		}
-		return b.Dial(ctx, host, port)
+		c, err := b.Dial(ctx, host, port)
+		if err != nil {
+			return nil, err
+		}
+		return readAhead(c), nil
 	}
 	tr := &http.Transport{
 		DialContext:           dial,
@@ -419,6 +423,11 @@ func upstreamError(err error) string {
 	}
 	return err.Error()
 }
+
+// readAhead reads the host's side in large reads: TLS asks for one
+// record (16 KiB at most) at a time, and a download would cost a read,
+// and a wake-up, for each.
+func readAhead(c net.Conn) net.Conn { return &peeked{Conn: c, r: bufio.NewReaderSize(c, 64<<10)} }
 
 // peeked is a connection whose first bytes were read into r.
 type peeked struct {
