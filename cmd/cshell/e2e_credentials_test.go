@@ -60,6 +60,7 @@ func newCredServer(t *testing.T) *credServer {
 		}
 		host, port, _ := net.SplitHostPort(remote)
 		p, _ := strconv.Atoi(port)
+		t.Logf("the credential server in the remote host's namespace, %s", remote)
 		return &credServer{name: credName, secret: string(secret), addr: host, port: p, caFile: filepath.Join(dir, "ca.pem")}
 	}
 	dir := t.TempDir()

@@ -118,7 +118,7 @@ func addPolicyFlags(cmd *cobra.Command, o *runOptions) {
 	f.StringArrayVarP(&o.env, "env", "e", nil, "environment for the command, KEY=VALUE (repeatable)")
 	f.StringVar(&o.isolation, "isolation", "auto", "auto|container|process: auto is a container on Linux, a process group elsewhere (process isolates nothing but the process group)")
 	f.StringArrayVar(&o.allowHosts, "allow-host", nil, "host the shell may reach (through its proxy, or dialed directly): example.com, *.example.com, host:port (repeatable)")
-	f.StringArrayVar(&o.credentials, "credential", nil, "NAME@HOST[,env=VAR|,file=PATH][,header=HEADER]: the shell sees a placeholder in $NAME, and its proxy puts the value (from $NAME by default) in its place in requests to HOST (repeatable)")
+	f.StringArrayVar(&o.credentials, "credential", nil, "NAME@HOST[,env=VAR|,file=PATH][,header=HEADER][,http]: the shell sees a placeholder in $NAME, and its proxy puts the value (from $NAME by default) in its place in requests to HOST, over HTTPS (,http: plain HTTP too) (repeatable)")
 	f.StringArrayVar(&o.addHosts, "add-host", nil, "NAME:ADDRESS: the name resolves to the address for the shell (it must still be allowed; repeatable)")
 	f.StringVar(&o.memory, "memory", "", "memory limit, binary units (512m, 2g): the shell is killed past it")
 	f.IntVar(&o.pids, "pids", 0, "limit on the shell's tasks (processes and threads) at once")
