@@ -466,6 +466,19 @@ const pruneEvery = 10 * time.Minute
 // prunedFile's time says when the total was last looked at.
 const prunedFile = "pruned"
 
+// PruneDue reports whether MaybePrune would look now (its last look is
+// pruneEvery old, or there was none): one stat, for a caller that would
+// rather hand the walk to another process.
+func (s *Store) PruneDue() bool {
+	f, err := s.dir.OpenFile(prunedFile, os.O_RDONLY, 0)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	return err != nil || st.Size() == 0 || time.Since(st.ModTime()) >= pruneEvery
+}
+
 // MaybePrune keeps the caches within max bytes, looking at most once every
 // ten minutes (a shell's end calls it; counting costs a walk of them all).
 func (s *Store) MaybePrune(max int64) {

@@ -236,6 +236,9 @@ func TestMaybePrune(t *testing.T) {
 	fill(old, now.Add(-2*time.Hour))
 	fill(recent, now.Add(-time.Hour))
 
+	if !s.PruneDue() {
+		t.Error("PruneDue: false before any look")
+	}
 	s.MaybePrune(0) // no cap: nothing happens, nothing is recorded
 	if list, _ := s.List(false); len(list) != 2 {
 		t.Fatalf("MaybePrune without a cap removed: %v", list)
@@ -248,6 +251,9 @@ func TestMaybePrune(t *testing.T) {
 	// Within pruneEvery it does not look again.
 	fill(later, now)
 	s.MaybePrune(384 << 10)
+	if s.PruneDue() {
+		t.Error("PruneDue: true right after a look")
+	}
 	if list, _ := s.List(false); len(list) != 2 {
 		t.Errorf("MaybePrune looked again within %v: %+v", pruneEvery, list)
 	}

@@ -9,8 +9,10 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -53,6 +55,10 @@ type RunOptions struct {
 	// Warm); the run takes it when its plan makes the same sandbox, and
 	// asks for the next one once it ended.
 	Warm *Warm
+	// PruneLater, when set, keeps the caches within their cap in a process
+	// of its own once the run ended (PruneDetached), so that the caller
+	// does not wait for a walk of every cache; nil: this process does it.
+	PruneLater func(root string, max int64)
 }
 
 // Run runs a command in the foreground and returns its exit code (128+N
@@ -91,7 +97,11 @@ func Run(ctx context.Context, o RunOptions) (int, error) {
 	}
 	defer p.Release()
 	if p.Caches != nil {
-		defer pruneCaches(p.Caches.Root, p.Caches.MaxBytes)
+		prune := pruneCaches
+		if o.PruneLater != nil {
+			prune = o.PruneLater
+		}
+		defer prune(p.Caches.Root, p.Caches.MaxBytes)
 	}
 	warn(o.Stderr, p.Warnings)
 	listeners, err := bindExposes(p)
@@ -292,6 +302,51 @@ func startSandbox(p *plan.Plan, o sandbox.Options) (*sandbox.Sandbox, error) {
 		return nil, err
 	}
 	return sandbox.Start(runner, o)
+}
+
+// PruneArg makes cshell the detached process that keeps the caches within
+// their cap (PruneDetached): cshell __prune-caches ROOT MAX.
+const PruneArg = "__prune-caches"
+
+// PruneDetached starts, when one is due, the prune of the caches in root
+// (cache.Store.PruneDue) in a process of its own: self run with PruneArg,
+// in a session of its own, with no standard stream, not waited for (as
+// git gc --auto detaches). A walk of every cache takes seconds on a cold
+// page cache, and a foreground run would wait that long for its exit.
+func PruneDetached(self string) func(root string, max int64) {
+	return func(root string, max int64) {
+		if root == "" || max <= 0 {
+			return
+		}
+		store, err := cache.Open(root)
+		if err != nil {
+			return
+		}
+		due := store.PruneDue()
+		store.Close()
+		if !due {
+			return
+		}
+		cmd := exec.Command(self, PruneArg, root, strconv.FormatInt(max, 10))
+		cmd.Dir = "/"
+		cmd.SysProcAttr = detachedAttr()
+		if cmd.Start() == nil {
+			_ = cmd.Process.Release()
+		}
+	}
+}
+
+// PruneCaches is the detached prune's main: ROOT MAX.
+func PruneCaches(args []string) int {
+	if len(args) != 2 {
+		return 2
+	}
+	max, err := strconv.ParseInt(args[1], 10, 64)
+	if err != nil {
+		return 2
+	}
+	pruneCaches(args[0], max)
+	return 0
 }
 
 // pruneCaches keeps the caches in root within max bytes (cache.MaybePrune:

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The package managers' registries, reached through the shells' proxy
@@ -212,4 +213,66 @@ func TestViteDevServer(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "served by vite in a sandbox") || !strings.Contains(string(out), "/@vite/client") {
 		t.Errorf("curl of the dev server: %v\n%s", err, out)
 	}
+}
+
+// The caches are kept within caches.maxBytes when a foreground shell
+// ends: by a process of its own, detached, so that the run's exit does
+// not wait for a walk of every cache (seconds on a cold page cache). Two
+// working directories of 3 MB of caches each under a 4 MB cap: the second
+// run's caller gets its exit code, and the first directory's caches (the
+// least recently used) go soon after; the pruning process ends.
+func TestCachesPrunedAfterTheRun(t *testing.T) {
+	requireLinux(t)
+	root := filepath.Join(t.TempDir(), "caches") // the test's own caches (CSHELL_CACHE_DIR), made by cshell
+	cfg := filepath.Join(t.TempDir(), "config.json")
+	writeFile(t, cfg, `{"caches": {"maxBytes": "4m"}}`)
+	env := []string{"CSHELL_CACHE_DIR=" + root}
+	fill := "head -c 3000000 /dev/zero > ~/.npm/cshell-e2e-fill && echo filled"
+	listed := func() string { return run(t, call{args: []string{"--json", "cache"}, env: env}).stdout }
+	pruning := func() []string {
+		out, _ := exec.Command("ps", "-eo", "pid=,args=").Output()
+		var found []string
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.Contains(l, " __prune-caches "+root+" ") {
+				found = append(found, strings.TrimSpace(l))
+			}
+		}
+		return found
+	}
+	settled := func() {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for len(pruning()) > 0 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if p := pruning(); len(p) > 0 {
+			t.Fatalf("the pruning process still runs: %v", p)
+		}
+	}
+
+	old, recent := t.TempDir(), t.TempDir()
+	if r := run(t, call{args: []string{"--config", cfg, "run", "--", fill}, dir: old, env: env}); r.code != 0 || strings.TrimSpace(r.stdout) != "filled" {
+		t.Fatalf("fill %s: code %d, %q %q", old, r.code, r.stdout, r.stderr)
+	}
+	settled() // the first end's look: under the cap, nothing goes
+	if !strings.Contains(listed(), old) {
+		t.Fatalf("no caches listed for %s: %s", old, listed())
+	}
+	// The next look is ten minutes away; make it due.
+	past := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(root, "pruned"), past, past); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, call{args: []string{"--config", cfg, "run", "--", fill}, dir: recent, env: env}); r.code != 0 || strings.TrimSpace(r.stdout) != "filled" {
+		t.Fatalf("fill %s: code %d, %q %q", recent, r.code, r.stdout, r.stderr)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for strings.Contains(listed(), old) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if l := listed(); strings.Contains(l, old) || !strings.Contains(l, recent) {
+		t.Errorf("after the second run: %s; want %s pruned and %s kept", l, old, recent)
+	}
+	settled()
+	run(t, call{args: []string{"cache", "rm", recent}, env: env})
 }

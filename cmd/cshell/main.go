@@ -86,6 +86,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == shells.SuperviseArg {
 		os.Exit(shells.Supervise(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == shells.PruneArg {
+		os.Exit(shells.PruneCaches(os.Args[2:]))
+	}
 	// No signal ends the context here: a foreground run passes signals on
 	// to its command, and serve catches its own.
 	os.Exit(execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr))

@@ -201,6 +201,9 @@ func (o *runOptions) runOptions(cmd *cobra.Command, g *globals) (shells.RunOptio
 	}
 	ro := shells.RunOptions{Request: plan.Request{Isolation: iso, FS: req, Env: o.env, Config: cfg, AllowHosts: o.allowHosts, AddHosts: o.addHosts, Credentials: o.credentials,
 		StateDir: g.stateDirPath(), Limits: limits, AllowUserNamespaces: o.allowUserns}, Stderr: g.stderr, Log: g.log}
+	if self, err := os.Executable(); err == nil {
+		ro.PruneLater = shells.PruneDetached(self) // the caller does not wait for a walk of every cache
+	}
 	ro.ConfigFile, _ = g.configPath(req.Home)
 	return ro, nil
 }
