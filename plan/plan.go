@@ -145,6 +145,9 @@ func New(r Request, f Facts) (*Plan, error) {
 	if p.Env, err = buildEnv(f.Environ, r.Env, cfg.Env.Pass, r.FS.Home); err != nil {
 		return nil, err
 	}
+	// A credential's variable holds its placeholder, which the sandbox
+	// sets: never the caller's value, even where env.pass would pass it
+	// (under its name, or the name it came from), whatever the isolation.
 	p.Env = withoutCredentials(p.Env, p.credentialVars, p.Network.Credentials)
 	// A credential's file is hidden as --hide hides a path.
 	r.FS.Hide = append(slices.Clone(r.FS.Hide), p.credentialFiles...)
@@ -325,10 +328,6 @@ func (p *Plan) finishEnv(r Request, cfg *policy.Config, f Facts) {
 		}
 		p.Network.ProxyPort = sandbox.PickProxyPort(taken)
 	}
-	// A credential's variable holds its placeholder, which the sandbox
-	// sets: never the caller's value, even where env.pass would pass it
-	// (under its name, or the name it came from).
-	p.Env = withoutCredentials(p.Env, p.credentialVars, p.Network.Credentials)
 	keep := slices.ContainsFunc(r.Env, func(e string) bool { k, _, _ := strings.Cut(e, "="); return k == "TMPDIR" })
 	p.Env = sandbox.Env(p.Env, keep, p.Network.ProxyPort)
 }

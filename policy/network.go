@@ -40,9 +40,6 @@ func (r *Rules) WithCloudMetadata(allow bool) *Rules {
 type Grant struct {
 	Pattern HostPattern
 	Deny    bool
-	// RevokedCredential, when set, is not a host: it takes the credential
-	// of that name back from the shell (Pattern and Deny are unused).
-	RevokedCredential string
 }
 
 // WithGrants returns a copy of r that also asks grants at each decision,
@@ -102,20 +99,7 @@ func (r *Rules) liveGrants() []Grant {
 	if r.grants == nil {
 		return nil
 	}
-	gs := r.grants()
-	if !slices.ContainsFunc(gs, func(g Grant) bool { return g.RevokedCredential != "" }) {
-		return gs
-	}
-	return slices.DeleteFunc(slices.Clone(gs), func(g Grant) bool { return g.RevokedCredential != "" })
-}
-
-// CredentialRevoked reports whether the credential name was taken back
-// from the shell (cshell allow --revoke-credential).
-func (r *Rules) CredentialRevoked(name string) bool {
-	if r.grants == nil {
-		return false
-	}
-	return slices.ContainsFunc(r.grants(), func(g Grant) bool { return g.RevokedCredential == name })
+	return r.grants()
 }
 
 // RulesOf makes rules of parsed allow and deny lists.

@@ -69,11 +69,7 @@ func brokerFor(p *Proxy, env []string) (*broker.Broker, []string, []byte, error)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	revoked := p.Revoked
-	if revoked == nil {
-		revoked = p.Rules.CredentialRevoked
-	}
-	b := &broker.Broker{Authority: auth, Dial: policyDialer(p), Revoked: revoked,
+	b := &broker.Broker{Authority: auth, Dial: policyDialer(p), Revoked: p.Revoked,
 		Refused: func(host string, port int, method, credential, why string) {
 			if p.Record != nil {
 				v := policy.NewViolation(host, port, method, policy.Because(why))

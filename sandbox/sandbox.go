@@ -110,7 +110,7 @@ type Proxy struct {
 	// shell holds placeholders (see brokerFor).
 	Credentials []Credential
 	// Revoked reports whether a credential was taken back from the shell
-	// (cshell allow --revoke-credential); nil: Rules' grants say.
+	// (cshell allow --revoke-credential); nil: none is.
 	Revoked func(name string) bool
 
 	broker *broker.Broker // made at Start, when there are Credentials

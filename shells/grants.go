@@ -219,10 +219,11 @@ type grantReader struct {
 	session string
 	shell   string
 
-	mu    sync.Mutex
-	ident [2]int64 // inode and size of the file read (a write makes a new inode)
-	at    time.Time
-	cache []policy.Grant
+	mu      sync.Mutex
+	ident   [2]int64 // inode and size of the file read (a write makes a new inode)
+	at      time.Time
+	cache   []policy.Grant
+	revoked []string // credentials taken back
 }
 
 // grantsFor returns the function a shell's rules ask (policy.Rules.WithGrants).
@@ -237,39 +238,47 @@ func (m *Manager) grantsFor(session, shell string) func() []policy.Grant {
 func (m *Manager) revokedFor(session, shell string) func(name string) bool {
 	r := &grantReader{m: m, session: session, shell: shell}
 	return func(name string) bool {
-		return slices.ContainsFunc(r.grants(), func(g policy.Grant) bool { return g.RevokedCredential == name })
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.refresh()
+		return slices.Contains(r.revoked, name)
 	}
 }
 
 func (r *grantReader) grants() []policy.Grant {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.refresh()
+	return r.cache
+}
+
+// refresh reads grants.json again when it changed (or a second passed:
+// grants that expire are judged again), into the session's host grants
+// and revoked credentials. r.mu is held.
+func (r *grantReader) refresh() {
 	st, err := r.m.dir.Lstat(grantsName)
 	if errors.Is(err, fs.ErrNotExist) {
-		r.cache, r.ident = nil, [2]int64{}
-		return nil
+		r.cache, r.revoked, r.ident = nil, nil, [2]int64{}
+		return
 	}
 	if err != nil {
-		return r.cache
+		return
 	}
 	ident := [2]int64{int64(st.Ino), st.Size}
-	// Grants that expire are judged again after a second even when the
-	// file is as it was.
 	if ident == r.ident && time.Since(r.at) < time.Second {
-		return r.cache
+		return
 	}
-	r.ident, r.at, r.cache = ident, time.Now(), nil
+	r.ident, r.at, r.cache, r.revoked = ident, time.Now(), nil, nil
 	for _, g := range r.m.readGrants() {
 		if g.Session != r.session || (g.Shell != "" && g.Shell != r.shell) {
 			continue
 		}
 		if g.Credential != "" {
-			r.cache = append(r.cache, policy.Grant{RevokedCredential: g.Credential})
+			r.revoked = append(r.revoked, g.Credential)
 			continue
 		}
 		if p, err := policy.ParseHostPattern(g.Pattern); err == nil {
 			r.cache = append(r.cache, policy.Grant{Pattern: p, Deny: g.Deny})
 		}
 	}
-	return r.cache
 }

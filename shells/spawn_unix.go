@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"syscall"
 	"time"
 
 	"github.com/cshell/cshell/plan"
@@ -46,7 +45,7 @@ func (m *Manager) spawn(ctx context.Context, id string, p *plan.Plan, files []*o
 	cmd.Dir = "/"
 	// Its own session: away from our terminal and process group, so
 	// that it outlives run -d.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = detachedAttr()
 	err = cmd.Start()
 	aw.Close()
 	sr.Close()

@@ -3,24 +3,16 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // tlsServer serves "hello over tls" on 127.0.0.1 with a certificate for
@@ -35,20 +27,7 @@ func tlsServer(t *testing.T, name string) (int, string) {
 // tlsServerWith is tlsServer with a handler of the caller's.
 func tlsServerWith(t *testing.T, name string, h http.Handler) (int, string) {
 	t.Helper()
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "cshell e2e test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, _ := x509.ParseCertificate(caDER)
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: name}, DNSNames: []string{name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, caCert, &key.PublicKey, caKey)
+	cert, caPEM, err := testCertificate(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +37,7 @@ func tlsServerWith(t *testing.T, name string, h http.Handler) (int, string) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	caFile := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o644); err != nil {
+	if err := os.WriteFile(caFile, caPEM, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -67,8 +46,7 @@ func tlsServerWith(t *testing.T, name string, h http.Handler) (int, string) {
 	}
 	// A client that refuses the certificate ends the handshake, which the
 	// server would log (OpenSSL's alert reads as "bad record MAC" to Go).
-	srv := &http.Server{ErrorLog: log.New(io.Discard, "", 0), Handler: h,
-		TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{leafDER}, PrivateKey: key}}}}
+	srv := &http.Server{ErrorLog: log.New(io.Discard, "", 0), Handler: h, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}}
 	go srv.ServeTLS(l, "", "")
 	t.Cleanup(func() { srv.Close() })
 	return l.Addr().(*net.TCPAddr).Port, caFile
