@@ -296,7 +296,7 @@ func (sh *ctr) run(started chan<- error) {
 		}
 	}
 	if sh.memLimited && sh.kills != nil {
-		waitOOMTold(sh.c, &sh.oomTold)
+		waitOOMTold(sh.c, &sh.oomTold, sh.kills)
 	}
 	close(sh.done)
 }
