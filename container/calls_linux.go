@@ -1,13 +1,9 @@
 package container
 
 import (
-	"encoding/binary"
-	"errors"
-	"net/netip"
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"unsafe"
 
@@ -15,8 +11,8 @@ import (
 )
 
 // The calls the syscall filter hands over (seccomp_linux.c, "G" at the
-// socket factory): a shell's outbound connects and its new user
-// namespaces. cshell answers them from the host, as the filter's listener
+// socket factory): a shell's new user namespaces, its opens with write
+// intent, and the modes and attributes that would count on the host. cshell answers them from the host, as the filter's listener
 // holder; nothing here runs inside the shell.
 
 // Calls says what to do with the calls handed over.
@@ -24,9 +20,6 @@ type Calls struct {
 	// Userns hears of a refused new user namespace ("unshare" or
 	// "clone"), the first one only; the call fails with EPERM.
 	Userns func(call string)
-	// Connect answers a connect to an address outside the shell's
-	// loopback: 0, an errno for the call to fail with, or Continue.
-	Connect func(c *ConnectCall) int
 	// Open hears of an open with write intent, before the call goes on
 	// as asked (the kernel decides it: this is for telling only), while
 	// the caller's /proc entries still lead where it looks. It runs on
@@ -63,20 +56,6 @@ type OpenCall struct {
 	Flags     int
 }
 
-// Continue lets the kernel go on with the call as the caller made it.
-const Continue = -1
-
-// ConnectCall is one connect handed over.
-type ConnectCall struct {
-	// Dest is the address asked for, copied once from the caller's
-	// memory: the call is never let go on after it was judged, so a
-	// caller that changes the memory meanwhile changes nothing.
-	Dest netip.AddrPort
-	// Socket duplicates the caller's socket (pidfd_getfd) into this
-	// process; the connect made on it is the caller's.
-	Socket func() (*os.File, error)
-}
-
 // seccomp_notif and seccomp_notif_resp (linux/seccomp.h).
 type notif struct {
 	id    uint64
@@ -97,14 +76,11 @@ type notifResp struct {
 
 // ServeCalls answers the calls handed over on listener until the shell
 // ends (the listener hangs up) or stop is closed; it owns the listener.
-// Each call is answered in a goroutine of its own: a connect may wait for
-// its destination, or for a grant.
 func ServeCalls(listener *os.File, c Calls, stop <-chan struct{}) {
 	defer listener.Close()
 	// One thread of its own, woken by the caller directly (Linux 6.6:
-	// the caller's CPU runs the answer while it waits): a connect handed
-	// over costs a round trip, and most of them (loopback) are answered
-	// here at once.
+	// the caller's CPU runs the answer while it waits): an open handed
+	// over costs a round trip.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	_, _, _ = unix.Syscall(unix.SYS_IOCTL, listener.Fd(), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
@@ -176,14 +152,6 @@ func ServeCalls(listener *os.File, c Calls, stop <-chan struct{}) {
 			send(fd, notifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE})
 			continue
 		}
-		// A connect that stays inside is answered here; everything else
-		// (a dial, a wait for a grant) in a goroutine of its own.
-		if int(n.nr) == unix.SYS_CONNECT {
-			if dest, ok := readDest(n); !ok || c.Connect == nil || stays(dest.Addr()) {
-				send(fd, notifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE})
-				continue
-			}
-		}
 		inflight.Add(1)
 		go func() {
 			defer inflight.Done()
@@ -213,13 +181,6 @@ func answer(fd int, n notif, c Calls, told *sync.Once) {
 			}
 			told.Do(func() { c.Userns(call) })
 		}
-	case unix.SYS_CONNECT:
-		switch v := connect(fd, n, c); v {
-		case Continue:
-			r.flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
-		default:
-			r.error = -int32(v)
-		}
 	default:
 		r.error = -int32(unix.ENOSYS)
 	}
@@ -228,111 +189,6 @@ func answer(fd int, n notif, c Calls, told *sync.Once) {
 
 func send(fd int, r notifResp) {
 	_ = ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r)) // ENOENT: the caller is gone
-}
-
-// readDest reads a connect's address from the caller's memory; false for
-// one that is not IPv4 or IPv6 or cannot be read. Its pid may have been
-// reused meanwhile: an address read from the wrong process only decides
-// whether the call goes on as asked (harmless: nothing inside leads out)
-// or is looked at again, and connect checks the call before it acts.
-func readDest(n notif) (netip.AddrPort, bool) {
-	pid, ptr, size := int(n.pid), uintptr(n.args[1]), int(n.args[2])
-	if size != 16 && size != 28 || ptr == 0 {
-		return netip.AddrPort{}, false
-	}
-	var buf [28]byte
-	got, err := unix.ProcessVMReadv(pid, []unix.Iovec{{Base: &buf[0], Len: uint64(size)}},
-		[]unix.RemoteIovec{{Base: ptr, Len: size}}, 0)
-	if err != nil || got != size {
-		return netip.AddrPort{}, false
-	}
-	return parseSockaddr(buf[:size])
-}
-
-// valid reports whether the call is still waiting (its caller alive, so
-// its pid still names it).
-func valid(fd int, id uint64) bool {
-	return ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
-}
-
-// connect judges one connect: an address that stays inside the shell (a
-// unix socket, loopback, anything not IPv4 or IPv6) goes on as asked;
-// the rest goes to c.Connect.
-func connect(fd int, n notif, c Calls) int {
-	dest, ok := readDest(n)
-	if !valid(fd, n.id) {
-		return int(unix.EINTR) // the caller is gone; the answer goes nowhere
-	}
-	if !ok || c.Connect == nil || stays(dest.Addr()) {
-		// Unreadable (a process that made itself undumpable): the
-		// connect goes on as asked, and the namespace has no route out.
-		return Continue
-	}
-	pid, sockfd := int(n.pid), int(n.args[0])
-	call := &ConnectCall{Dest: dest, Socket: func() (*os.File, error) { return takeSocket(fd, n.id, pid, sockfd) }}
-	return c.Connect(call)
-}
-
-// stays reports whether an address never leaves the shell: loopback and
-// the unspecified address (this machine, which is the shell's own).
-func stays(a netip.Addr) bool {
-	a = a.Unmap()
-	return !a.IsValid() || a.IsLoopback() || a.IsUnspecified()
-}
-
-// parseSockaddr reads a sockaddr_in or sockaddr_in6 (the family in the
-// host's byte order, the port in the network's).
-func parseSockaddr(b []byte) (netip.AddrPort, bool) {
-	family := binary.NativeEndian.Uint16(b[0:2])
-	port := binary.BigEndian.Uint16(b[2:4])
-	switch {
-	case family == unix.AF_INET && len(b) >= 8:
-		return netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[4:8])), port), true
-	case family == unix.AF_INET6 && len(b) >= 24:
-		return netip.AddrPortFrom(netip.AddrFrom16([16]byte(b[8:24])), port), true
-	}
-	return netip.AddrPort{}, false
-}
-
-// takeSocket duplicates the caller's descriptor sockfd: a pidfd of the
-// calling thread (the call still waiting proves the pid names it), then
-// pidfd_getfd.
-func takeSocket(fd int, id uint64, tid, sockfd int) (*os.File, error) {
-	pidfd, err := unix.PidfdOpen(tid, unix.O_EXCL) // PIDFD_THREAD (Linux 6.9)
-	if err != nil {
-		// An older kernel: the thread group's leader, which shares the
-		// caller's descriptors unless it unshared them.
-		tgid, terr := threadGroup(tid)
-		if terr != nil {
-			return nil, err
-		}
-		if pidfd, err = unix.PidfdOpen(tgid, 0); err != nil {
-			return nil, err
-		}
-	}
-	defer unix.Close(pidfd)
-	if !valid(fd, id) {
-		return nil, errors.New("the caller is gone")
-	}
-	s, err := unix.PidfdGetfd(pidfd, sockfd, 0)
-	if err != nil {
-		return nil, err
-	}
-	unix.CloseOnExec(s)
-	return os.NewFile(uintptr(s), "socket"), nil
-}
-
-func threadGroup(tid int) (int, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
-	if err != nil {
-		return 0, err
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "Tgid:"); ok {
-			return strconv.Atoi(strings.TrimSpace(v))
-		}
-	}
-	return 0, errors.New("no Tgid")
 }
 
 // readOpen reads an open's path from the caller's memory (at most

@@ -1,8 +1,6 @@
 package container
 
 import (
-	"encoding/binary"
-	"net/netip"
 	"os"
 	"runtime"
 	"testing"
@@ -10,36 +8,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-func TestParseSockaddr(t *testing.T) {
-	v4 := make([]byte, 16)
-	binary.NativeEndian.PutUint16(v4, unix.AF_INET)
-	binary.BigEndian.PutUint16(v4[2:], 8080)
-	copy(v4[4:], []byte{198, 18, 0, 2})
-	v6 := make([]byte, 28)
-	binary.NativeEndian.PutUint16(v6, unix.AF_INET6)
-	binary.BigEndian.PutUint16(v6[2:], 443)
-	a := netip.MustParseAddr("fd00::7").As16()
-	copy(v6[8:], a[:])
-	unixAddr := make([]byte, 16)
-	binary.NativeEndian.PutUint16(unixAddr, unix.AF_UNIX)
-	for _, tc := range []struct {
-		b    []byte
-		want string
-		ok   bool
-	}{{v4, "198.18.0.2:8080", true}, {v6, "[fd00::7]:443", true}, {unixAddr, "", false}, {v6[:16], "", false}} {
-		got, ok := parseSockaddr(tc.b)
-		if ok != tc.ok || (ok && got.String() != tc.want) {
-			t.Errorf("parseSockaddr(%x) = %v, %v", tc.b, got, ok)
-		}
-	}
-	for addr, want := range map[string]bool{"127.0.0.1": true, "127.9.9.9": true, "::1": true, "::ffff:127.0.0.1": true,
-		"0.0.0.0": true, "::": true, "198.18.0.2": false, "fd00::7": false} {
-		if got := stays(netip.MustParseAddr(addr)); got != want {
-			t.Errorf("stays(%s) = %v", addr, got)
-		}
-	}
-}
 
 // TestRefusedCall: the calls the filter hands over to be refused are
 // judged from their registers as the filter judged them, and the path

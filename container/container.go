@@ -73,6 +73,16 @@ type Spec struct {
 	// Resolver names the shell's own resolver (127.0.0.53, served through
 	// Sockets) in its /etc/resolv.conf.
 	Resolver bool
+	// Redirect sends, by the kernel, whatever the shell sends out of its
+	// network namespace to listeners inside that the caller makes through
+	// Sockets before the command starts: TCP to EgressPort, UDP to port 53
+	// to the resolver, other UDP to SinkPort (see redirect_linux.go). The
+	// process runner ignores it.
+	Redirect bool
+	// Tracker, with Redirect, gets a netlink socket (netfilter) of the
+	// shell's namespace with which its connection tracking can be read
+	// (where a datagram the sink got was going); it owns the file.
+	Tracker func(*os.File)
 
 	// Trust, when set, holds the certificates (PEM) the shell's TLS
 	// clients are told to trust: a container shell reads it at TrustPath,

@@ -185,19 +185,34 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		n := uint64(s.Limits.Pids)
 		p.Rlimits = []configs.Rlimit{{Type: unix.RLIMIT_NPROC, Hard: n, Soft: n}}
 	}
-	if s.Sockets != nil {
-		p.ExtraFiles = []*os.File{s.Sockets} // fd 3 inside
+	// fd 3: the factory, fd 4: the events pipe, fd 5: the rules' pair,
+	// each /dev/null when missing before a later one.
+	var redirectParent *os.File
+	passed := []*os.File{s.Sockets, s.Events, nil}
+	if s.Redirect {
+		parent, child, err := RedirectPair()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
+		}
+		defer child.Close()
+		redirectParent, passed[2] = parent, child
 	}
-	if s.Events != nil {
-		if s.Sockets == nil {
+	for len(passed) > 0 && passed[len(passed)-1] == nil {
+		passed = passed[:len(passed)-1]
+	}
+	for i, f := range passed {
+		if f == nil {
 			devnull, err := os.Open(os.DevNull)
 			if err != nil {
 				return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 			}
 			defer devnull.Close()
-			p.ExtraFiles = []*os.File{devnull} // fd 3: no factory
+			passed[i] = devnull
 		}
-		p.ExtraFiles = append(p.ExtraFiles, s.Events) // fd 4 inside
+	}
+	p.ExtraFiles = passed
+	if redirectParent != nil {
+		defer redirectParent.Close()
 	}
 	var consoleSock *os.File
 	if s.Terminal {
@@ -222,6 +237,23 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		}
 		_ = c.Destroy()
 		return nil, explain(fmt.Errorf("start container %s: %w", s.ID, err))
+	}
+	if redirectParent != nil {
+		tracker, err := RedirectDone(redirectParent)
+		if err != nil {
+			if consoleSock != nil {
+				consoleSock.Close()
+			}
+			_ = sh.Kill()
+			<-sh.done
+			_ = c.Destroy()
+			return nil, fmt.Errorf("%w: the shell's way out for direct connections (nftables in its network namespace): %w", ErrSandbox, err)
+		}
+		if tracker != nil && s.Tracker != nil {
+			s.Tracker(tracker)
+		} else if tracker != nil {
+			tracker.Close()
+		}
 	}
 	if consoleSock != nil {
 		sh.console, err = recvFile(consoleSock)

@@ -36,3 +36,15 @@ func (*Factory) StartEgress() (*os.File, error) { return nil, ErrNoFactory }
 
 // Close does nothing.
 func (*Factory) Close() error { return nil }
+
+// Conntrack is unavailable here: see Factory.
+type Conntrack struct{}
+
+// NewConntrack closes f: see Factory.
+func NewConntrack(f *os.File) *Conntrack {
+	f.Close()
+	return &Conntrack{}
+}
+
+// Close does nothing: see Factory.
+func (*Conntrack) Close() error { return nil }

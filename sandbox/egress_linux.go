@@ -172,7 +172,7 @@ func (s *Sandbox) prepareEgress(ctx context.Context, p *Proxy, maxConns int) (*n
 	}
 	eg := &netrelay.Egress{
 		Factory: s.factory,
-		DNS:     ResolverAddr,
+		Port:    container.EgressPort, SinkPort: container.SinkPort,
 		Decide: func(ctx context.Context, dest netip.AddrPort) (string, bool) {
 			a := dest.Addr().Unmap()
 			host := a.String()
@@ -202,7 +202,14 @@ func (s *Sandbox) prepareEgress(ctx context.Context, p *Proxy, maxConns int) (*n
 					Hint: "end some of them, or raise shells.maxConnections in the configuration"}))
 			}
 		},
-		UDPRefused: func(dest netip.AddrPort) {
+		UDPRefused: func(from, to netip.AddrPort) {
+			if s.tracker == nil {
+				return
+			}
+			dest, ok := s.tracker.OriginalUDP(from, to)
+			if !ok {
+				return
+			}
 			a := dest.Addr().Unmap()
 			host := a.String()
 			if name, fake := n.name(a); fake && name != "" {
@@ -277,13 +284,6 @@ func (s *Sandbox) serveCalls(ctx context.Context, eg *netrelay.Egress, listener 
 				if refused != nil {
 					refused(usernsViolation(call))
 				}
-			},
-			Connect: func(c *container.ConnectCall) int {
-				sock, err := c.Socket()
-				if err != nil {
-					return container.Continue // no route out: it fails as asked
-				}
-				return eg.Connect(ctx, sock, c.Dest)
 			},
 		}
 		if told != nil {

@@ -16,12 +16,15 @@ import (
 )
 
 // TestStartEgress starts a shell with the proxy, so with its resolver and
-// its egress (the start step "G": PID 1 puts the syscall filter on and
-// hands its listener over). The command, a program that ignores the proxy
+// its egress (the namespace's rules send what would leave it to the
+// egress; the start step "G": PID 1 puts the syscall filter on and hands
+// its listener over). The command, a program that ignores the proxy
 // variables, resolves an allowed name by the shell's resolver and talks
-// to it through the egress; an address not allowed, one the resolver
-// never gave out, a second connection past MaxConnections, a UDP
-// datagram and a new user namespace are refused and recorded. The proxy
+// to it through the egress, and sees the name's address as its peer; an
+// address not allowed, one the resolver never gave out, a second
+// connection past MaxConnections (each reset before a byte moves), a UDP
+// datagram (recorded with where it was sent) and a new user namespace
+// are refused and recorded. The proxy
 // carries CONNECT to the allowed name and refuses another.
 func TestStartEgress(t *testing.T) {
 	up := echoServer(t, "")
@@ -30,14 +33,19 @@ func TestStartEgress(t *testing.T) {
 	rules := mustRules(t, []string{"allowed.test"}, nil)
 	p := &Proxy{Port: freePort(t), Rules: rules, Record: recorded.add,
 		Hosts: map[string]netip.Addr{"allowed.test": netip.MustParseAddr("127.0.0.1")}}
+	gate := filepath.Join(t.TempDir(), "go")
 	s, ir := startInit(t, "egress", Options{ID: "t", Env: []string{resolverVar + "=" + resolver.String()},
-		Proxy: p, MaxConnections: 1, Refused: refused.add}, "allowed.test", fmt.Sprint(port(up)))
-	if _, err := s.Shell().Wait(); err != nil {
-		t.Fatal(err)
-	}
+		Proxy: p, MaxConnections: 1, Refused: refused.add}, "allowed.test", fmt.Sprint(port(up)), gate)
+	eventually(t, "the command's connects", func() bool { return strings.Contains(ir.out.String(), "unshare: ") })
 	out := ir.out.String()
+	m := regexp.MustCompile(`resolve allowed.test: (\S+)`).FindStringSubmatch(out)
+	var addr netip.Addr
+	if m != nil {
+		addr, _ = netip.ParseAddr(m[1])
+	}
 	for _, want := range []string{
 		`reply "echo ping\n" <nil>`,
+		"peer " + addr.String() + ":" + fmt.Sprint(port(up)),
 		"second connection refused: true",
 		"dial 192.0.2.1:9: true",
 		"dial 198.19.255.254:80: true",
@@ -46,11 +54,6 @@ func TestStartEgress(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the command's output lacks %q:\n%s", want, out)
 		}
-	}
-	m := regexp.MustCompile(`resolve allowed.test: (\S+)`).FindStringSubmatch(out)
-	var addr netip.Addr
-	if m != nil {
-		addr, _ = netip.ParseAddr(m[1])
 	}
 	if !fakeV4.Contains(addr) {
 		t.Errorf("allowed.test resolved to %v, not one of the resolver's own addresses", addr)
@@ -83,7 +86,12 @@ func TestStartEgress(t *testing.T) {
 
 	// The resolver answers allowed names with its own addresses, refuses
 	// the rest, and records a refused name once a minute.
-	res := resolverOf(resolver)
+	// What follows looks inside the shell's namespace (its factory), while
+	// the command waits.
+	inside := func(ctx context.Context, a netip.AddrPort) (net.Conn, error) { return s.factory.Dial(ctx, a) }
+	res := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return inside(ctx, resolver) // a stream: DNS over TCP
+	}}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if a6, err := res.LookupNetIP(ctx, "ip6", "allowed.test"); err != nil || len(a6) != 1 || !fakeV6.Contains(a6[0]) {
@@ -109,11 +117,11 @@ func TestStartEgress(t *testing.T) {
 
 	// The proxy inside: CONNECT to the allowed name is carried, another
 	// name is refused and recorded.
-	proxyAddr := fmt.Sprintf("127.0.0.1:%d", p.Port)
-	if got := connectThrough(t, proxyAddr, fmt.Sprintf("allowed.test:%d", port(up)), "hello"); got != "echo hello\n" {
+	proxyAddr := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(p.Port))
+	if got := connectThrough(t, inside, proxyAddr, fmt.Sprintf("allowed.test:%d", port(up)), "hello"); got != "echo hello\n" {
 		t.Errorf("CONNECT allowed.test: %q", got)
 	}
-	if got := connectThrough(t, proxyAddr, "denied.test:443", ""); !strings.HasPrefix(got, "HTTP/1.1 403") {
+	if got := connectThrough(t, inside, proxyAddr, "denied.test:443", ""); !strings.HasPrefix(got, "HTTP/1.1 403") {
 		t.Errorf("CONNECT denied.test: %q", got)
 	}
 	if v, ok := recorded.find("CONNECT"); !ok || v.Host != "denied.test" || v.Port != 443 {
@@ -121,28 +129,26 @@ func TestStartEgress(t *testing.T) {
 	}
 
 	s.StopRelays()
-	if !refuses(proxyAddr) {
-		t.Errorf("the proxy still listens after StopRelays")
+	for _, a := range []netip.AddrPort{proxyAddr, resolver} {
+		if c, err := inside(context.Background(), a); err == nil {
+			c.Close()
+			t.Errorf("%v still listens inside after StopRelays", a)
+		}
 	}
-	// The resolver's ports are free again.
-	if c, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(resolver)); err != nil {
-		t.Errorf("the resolver still holds its UDP port after StopRelays: %v", err)
-	} else {
-		c.Close()
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
-	if l, err := net.Listen("tcp", resolver.String()); err != nil {
-		t.Errorf("the resolver still holds its TCP port after StopRelays: %v", err)
-	} else {
-		l.Close()
+	if _, err := s.Shell().Wait(); err != nil {
+		t.Fatal(err)
 	}
 }
 
 // connectThrough opens a tunnel through the proxy at proxyAddr to dest
 // and sends a line through it, returning the answer; with no line, the
 // proxy's status line.
-func connectThrough(t *testing.T, proxyAddr, dest, line string) string {
+func connectThrough(t *testing.T, dial func(context.Context, netip.AddrPort) (net.Conn, error), proxyAddr netip.AddrPort, dest, line string) string {
 	t.Helper()
-	c, err := net.Dial("tcp", proxyAddr)
+	c, err := dial(context.Background(), proxyAddr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,17 @@ const helperVar = "CSHELL_SANDBOX_TEST_HELPER"
 // resolverVar tells the helper where the shell's resolver listens.
 const resolverVar = "CSHELL_SANDBOX_TEST_RESOLVER"
 
+// redirectArg starts a test's shell as a container's init would: the
+// egress's rules first, then PID 1 (the rest of the arguments).
+const redirectArg = "__test-redirect"
+
 func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == redirectArg {
+		container.MaybeRedirect()
+		err := syscall.Exec(os.Args[0], append([]string{os.Args[0]}, os.Args[2:]...), os.Environ())
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	if part := os.Getenv(helperVar); part != "" {
 		os.Exit(helper(part, os.Args[1:]))
 	}
@@ -74,7 +84,7 @@ func helper(part string, args []string) int {
 			}
 		}
 		fmt.Printf("unshare: %v\n", syscall.Unshare(syscall.CLONE_NEWUSER))
-	case "egress": // NAME PORT: resolve NAME by the shell's resolver, talk to it; then a refused address
+	case "egress": // NAME PORT [GATE]: resolve NAME by the shell's resolver, talk to it; then a refused address
 		r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, network, os.Getenv(resolverVar))
@@ -96,13 +106,13 @@ func helper(part string, args []string) int {
 		fmt.Fprintf(c, "ping\n")
 		line, err := bufio.NewReader(c).ReadString('\n')
 		fmt.Printf("reply %q %v\n", line, err)
+		// The caller sees where it connected, not the egress.
+		fmt.Printf("peer %v\n", c.RemoteAddr())
 		// One connection is open: the second is past MaxConnections.
-		_, err = d.DialContext(ctx, "tcp", net.JoinHostPort(addrs[0].String(), args[1]))
-		fmt.Printf("second connection refused: %v\n", errors.Is(err, syscall.ECONNREFUSED))
+		fmt.Printf("second connection refused: %v\n", resetAtOnce(d.DialContext(ctx, "tcp", net.JoinHostPort(addrs[0].String(), args[1]))))
 		c.Close()
 		for _, a := range []string{"192.0.2.1:9", "198.19.255.254:80"} { // not allowed; never given out
-			_, err = d.DialContext(ctx, "tcp", a)
-			fmt.Printf("dial %s: %v\n", a, errors.Is(err, syscall.ECONNREFUSED))
+			fmt.Printf("dial %s: %v\n", a, resetAtOnce(d.DialContext(ctx, "tcp", a)))
 		}
 		if u, err := net.Dial("udp", "192.0.2.1:9999"); err == nil {
 			_, err = u.Write([]byte("x"))
@@ -110,6 +120,13 @@ func helper(part string, args []string) int {
 			u.Close()
 		}
 		fmt.Printf("unshare: %v\n", syscall.Unshare(syscall.CLONE_NEWUSER))
+		if len(args) > 2 { // GATE: the test looks inside until it exists
+			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				if _, err := os.Stat(args[2]); err == nil {
+					break
+				}
+			}
+		}
 	default:
 		fmt.Fprintf(os.Stderr, "no helper part %q\n", part)
 		return 2
@@ -186,11 +203,52 @@ func (r *initRunner) start(s *container.Spec) (container.Shell, error) {
 	} else if fd3 != nil {
 		cmd.ExtraFiles = []*os.File{fd3}
 	}
+	var redirect *os.File
+	if s.Redirect {
+		// As in a container: a network namespace of its own (in a user
+		// namespace that maps this user to root), whose rules the first
+		// process sets up (container.MaybeRedirect) before it becomes
+		// PID 1.
+		parent, child, err := container.RedirectPair()
+		if err != nil {
+			return nil, err
+		}
+		defer child.Close()
+		redirect = parent
+		for len(cmd.ExtraFiles) < 2 {
+			devnull, err := os.Open(os.DevNull)
+			if err != nil {
+				return nil, err
+			}
+			defer devnull.Close()
+			cmd.ExtraFiles = append(cmd.ExtraFiles, devnull)
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, child)
+		cmd.Args = append([]string{os.Args[0], redirectArg}, cmd.Args[1:]...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{
+			Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}},
+		}
+	}
 	sh, err := startProc(cmd, true)
 	if err != nil {
+		if redirect != nil {
+			redirect.Close()
+		}
 		return nil, err
 	}
 	t.Cleanup(func() { sh.Close() })
+	if redirect != nil {
+		tracker, err := container.RedirectDone(redirect)
+		if err != nil {
+			sh.Close()
+			return nil, err
+		}
+		if tracker != nil && s.Tracker != nil {
+			s.Tracker(tracker)
+		}
+	}
 	r.mu.Lock()
 	r.shell = sh
 	r.mu.Unlock()
@@ -416,4 +474,28 @@ func (p *procShell) ended() bool {
 	default:
 		return false
 	}
+}
+
+// resetAtOnce reports whether a connection the egress refuses was reset
+// before a byte came: the kernel's rules took it to the egress, which
+// reset it at once, so the connect (a non-blocking one that learns of the
+// reset when it looks) or the first read fails with ECONNRESET.
+func resetAtOnce(c net.Conn, err error) bool {
+	if err == nil {
+		defer c.Close()
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err = c.Read(make([]byte, 1))
+	}
+	if !errors.Is(err, syscall.ECONNRESET) {
+		fmt.Printf("a refused connection: %v\n", err)
+		return false
+	}
+	return true
+}
+
+// pid is the init's process id on this machine.
+func (r *initRunner) pid() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.shell.cmd.Process.Pid
 }

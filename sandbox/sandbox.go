@@ -121,7 +121,8 @@ type Sandbox struct {
 	sh      container.Shell
 	dog     *watchdog // nil unless it holds a bound
 	iso     container.Isolation
-	factory *netrelay.Factory // nil without a network namespace
+	factory *netrelay.Factory   // nil without a network namespace
+	tracker *netrelay.Conntrack // the namespace's connection tracking (egress)
 
 	stop    context.CancelFunc
 	relays  sync.WaitGroup
@@ -231,10 +232,13 @@ func Start(runner container.Runner, o Options) (*Sandbox, error) {
 		ID: o.ID, Command: o.Command, Argv: o.Argv, Env: env, FS: o.FS, Trust: trust,
 		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Terminal: o.Terminal,
 		Sockets: sockets, Events: events, Limits: o.Limits, AllowUserNamespaces: o.AllowUserNamespaces, QuietWrites: o.QuietWrites,
-		Resolver: egress, Held: o.Held,
+		Resolver: egress, Redirect: egress, Held: o.Held,
 	}
 	if o.Held {
 		spec.Stdin, spec.Stdout, spec.Stderr = nil, nil, nil
+	}
+	if egress {
+		spec.Tracker = func(f *os.File) { s.tracker = netrelay.NewConntrack(f) }
 	}
 	if o.Refused != nil && o.Limits.Memory > 0 {
 		spec.MemoryKills = func(k container.OOMKill) { o.Refused(MemoryViolation(o.Limits.Memory, k)) }
@@ -450,6 +454,9 @@ func (s *Sandbox) Close() error {
 	var err error
 	s.closed.Do(func() {
 		s.StopRelays()
+		if s.tracker != nil {
+			s.tracker.Close() // its users, the egress's sinks, ended with the relays
+		}
 		if s.endCalls != nil {
 			s.endCalls()
 			s.calls.Wait()

@@ -8,9 +8,11 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -190,15 +192,22 @@ func TestStartReleasesTheCommandLast(t *testing.T) {
 					}
 					// Dials only: the factory waits for the step's answer
 					// a bounded time (answerTimeout).
+					dial := func(a string) (net.Conn, error) { return net.Dial("tcp", a) }
+					if withProxy { // the shell has a network namespace of its own
+						dial = func(a string) (net.Conn, error) { return dialIn(ir.pid(), a) }
+					}
 					for _, a := range dials {
-						if c, err := net.Dial("tcp", a); err != nil {
+						if c, err := dial(a); err != nil {
 							t.Errorf("at the start step nothing listens on %s: %v", a, err)
 						} else {
 							c.Close()
 						}
 					}
 					if withProxy {
-						addrs, err := resolverOf(resolver).LookupNetIP(context.Background(), "ip4", "allowed.test")
+						res := &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+							return dialIn(ir.pid(), resolver.String()) // a stream: DNS over TCP
+						}}
+						addrs, err := res.LookupNetIP(context.Background(), "ip4", "allowed.test")
 						if err != nil || len(addrs) != 1 || !fakeV4.Contains(addrs[0]) {
 							t.Errorf("at the start step the resolver answers %v, %v", addrs, err)
 						}
@@ -388,13 +397,11 @@ func TestStartUndoesOnError(t *testing.T) {
 		want  string
 	}{
 		{"no init answers", false, func(t *testing.T, ir *initRunner, o *Options) { ir.noInit = true }, "start the command"},
-		{"proxy port taken", true, func(t *testing.T, ir *initRunner, o *Options) { listenerAt(t, o.Proxy.Port) }, "start the shell's proxy"},
+		// Ports taken inside the shell's namespace: by the reached port's
+		// listener there, made before the proxy and the resolver.
+		{"proxy port taken", true, func(t *testing.T, ir *initRunner, o *Options) { o.Proxy.Port = int(o.Reach[0].Host.Port()) }, "start the shell's proxy"},
 		{"resolver port taken", true, func(t *testing.T, ir *initRunner, o *Options) {
-			c, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(ResolverAddr))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { c.Close() })
+			ResolverAddr = netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), o.Reach[0].Host.Port())
 		}, "start the shell's resolver"},
 		{"init ends at the start step", false, killAtStart, "start the command"},
 		{"init ends at the egress's start step", true, killAtStart, "start the command"},
@@ -626,4 +633,32 @@ func newStoppedWatchdog(hit string) *watchdog {
 	w := &watchdog{hit: hit, stop: make(chan struct{}), done: make(chan struct{})}
 	close(w.done)
 	return w
+}
+
+// dialIn connects to addr in the network namespace of process pid, from a
+// thread that enters it for the call (root only: the namespace's owner
+// may not enter it from an unprivileged user namespace).
+func dialIn(pid int, addr string) (net.Conn, error) {
+	type result struct {
+		c   net.Conn
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends in the other namespace
+		ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/net", pid))
+		if err != nil {
+			ch <- result{nil, err}
+			return
+		}
+		defer ns.Close()
+		if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
+			ch <- result{nil, fmt.Errorf("enter the shell's network namespace (root only): %w", err)}
+			return
+		}
+		c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+		ch <- result{c, err}
+	}()
+	r := <-ch
+	return r.c, r.err
 }

@@ -7,22 +7,26 @@
 #   direct       curl on this machine, no sandbox
 #   tinyproxy    curl on this machine through tinyproxy (Debian's), the peer
 #   proxy        cshell run -- curl through the shell's proxy (HTTP CONNECT)
-#   transparent  cshell run -- curl --noproxy '*' (the egress: the connect
-#                handed over by the syscall filter, spliced by cshell)
+#   transparent  cshell run -- curl --noproxy '*' (the egress: the connection
+#                sent to it by the namespace's rules, spliced by cshell)
 #
-# and connections per second (python, 500 connects, each closed at once: few enough that TIME_WAIT never runs out of ports):
+# and connections per second (python, 500 connects, each closed at once: few enough that TIME_WAIT never runs out of ports;
+# to the remote host each asks for one byte of HTTP and reads it first, so that the destination was reached):
 #   loop-off     to a server on the shell's own loopback, in a shell whose
 #                filter hands nothing over (no proxy: network.allowGrants
 #                false, nothing allowed)
-#   loop-on      the same with the egress on (each connect handed over and
-#                let go on)
-#   remote       to the remote host, each connect made by the egress
+#   loop-on      the same with the egress on (the namespace's rules leave
+#                loopback alone)
+#   remote       to the remote host, each connection sent to the egress by
+#                the namespace's rules and dialed by it
 #   remote-host  the same from this machine, no sandbox
 #
 # usage (as root):  bash hack/bench/egress.sh [ROUNDS]   (default 5)
 #   TEST_USER=name  the unprivileged user (default cshelltest)
 #   CSHELL_BIN=path time this cshell binary instead of building the checkout
-# Goal: transparent and proxy at or above tinyproxy (same-run ratios).
+# Goals (same-run ratios): transparent and proxy at or above tinyproxy;
+# loop-on at least 0.8x loop-off, remote at least 0.3x remote-host (exits
+# 1 when a connect goal is missed).
 set -euo pipefail
 # shellcheck source=hack/bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -93,9 +97,16 @@ host, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 if host == "serve":  # a server on the shell's own loopback, then the loop
     srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(4096)
     host, port = "127.0.0.1", srv.getsockname()[1]
+    ask = None
+else:  # a remote server: each connection asks for one byte and gets it
+    ask = b"GET /1 HTTP/1.0\r\n\r\n"
 start = time.perf_counter()
 for _ in range(n):
     s = socket.create_connection((host, port))
+    if ask:
+        s.sendall(ask)
+        if not s.recv(1):
+            sys.exit("a connection got no answer")
     s.close()
 print(n / (time.perf_counter() - start))
 EOF
@@ -111,7 +122,7 @@ CS() { # USER ARGS...: cshell as USER, in its own state dir
 gbit() { echo "$1*8/1000000000" | bc -l; }
 
 echo "# cshell $(cshell_rev); 1 GiB from 198.18.0.2 (a veth to a namespace of this run), Gbit/s; connects per second; median of $ROUNDS interleaved rounds"
-printf '%-12s %9s %9s %9s %9s %8s %8s | %9s %9s %9s %9s\n' user direct tinyproxy proxy transp. prox/tp tr/tp loop-off loop-on remote remote-host
+printf '%-12s %9s %9s %9s %9s %8s %8s | %9s %9s %9s %9s %8s %8s\n' user direct tinyproxy proxy transp. prox/tp tr/tp loop-off loop-on remote remote-host on/off rm/host
 for user in root "$TEST_USER"; do
 	d=() tp=() px=() tr=() lo=() ln=() rm=() rh=()
 	for _ in $(seq "$ROUNDS"); do
@@ -128,9 +139,19 @@ for user in root "$TEST_USER"; do
 	mt=$(printf '%s\n' "${tp[@]}" | median)
 	mp=$(printf '%s\n' "${px[@]}" | median)
 	mr=$(printf '%s\n' "${tr[@]}" | median)
-	printf '%-12s %9.2f %9.2f %9.2f %9.2f %7.2fx %7.2fx | %9.0f %9.0f %9.0f %9.0f\n' "$user" \
+	mlo=$(printf '%s\n' "${lo[@]}" | median)
+	mln=$(printf '%s\n' "${ln[@]}" | median)
+	mrm=$(printf '%s\n' "${rm[@]}" | median)
+	mrh=$(printf '%s\n' "${rh[@]}" | median)
+	lr=$(echo "$mln/$mlo" | bc -l)
+	rr=$(echo "$mrm/$mrh" | bc -l)
+	printf '%-12s %9.2f %9.2f %9.2f %9.2f %7.2fx %7.2fx | %9.0f %9.0f %9.0f %9.0f %7.2fx %7.2fx\n' "$user" \
 		"$(gbit "$md")" "$(gbit "$mt")" "$(gbit "$mp")" "$(gbit "$mr")" \
 		"$(echo "$mp/$mt" | bc -l)" "$(echo "$mr/$mt" | bc -l)" \
-		"$(printf '%s\n' "${lo[@]}" | median)" "$(printf '%s\n' "${ln[@]}" | median)" \
-		"$(printf '%s\n' "${rm[@]}" | median)" "$(printf '%s\n' "${rh[@]}" | median)"
+		"$mlo" "$mln" "$mrm" "$mrh" "$lr" "$rr"
+	if (($(echo "$lr < 0.8" | bc -l) || $(echo "$rr < 0.3" | bc -l))); then
+		echo "# $user: the connect goals are missed (loop-on/loop-off >= 0.8x, remote/remote-host >= 0.3x)"
+		FAILED=1
+	fi
 done
+exit "${FAILED:-0}"

@@ -1,0 +1,233 @@
+package container
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+
+	"github.com/google/nftables"
+	"github.com/google/nftables/binaryutil"
+	"github.com/google/nftables/expr"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// The egress by the kernel (Spec.Redirect): the shell's network namespace
+// gets a route out that leads to its own loopback, and a table of nftables
+// rules sends everything that would leave there instead: every TCP
+// connection to the egress's listener (EgressPort, on 127.0.0.1 and ::1),
+// which learns where it was going from the connection itself
+// (SO_ORIGINAL_DST); every IPv4 datagram to port 53 to the shell's
+// resolver; every other datagram to a sink (SinkPort). Nothing else
+// leaves loopback (dropped: the sender hears EPERM). Connections inside
+// loopback are left alone, and untracked, so they cost what they cost
+// without cshell and fill no table. The rules are made by the container's
+// init, which alone holds CAP_NET_ADMIN over the namespace (the shell's
+// processes hold no capability), before the command exists.
+const (
+	EgressPort = 1 // TCP
+	SinkPort   = 1 // UDP
+)
+
+// ResolverIP is the address of the shell's resolver (port 53, UDP and TCP).
+var ResolverIP = net.IPv4(127, 0, 0, 53).To4()
+
+// redirectFD is the init's end of the socket pair that asks for the rules
+// (fd 5: after the factory and the events pipe, before anything
+// libcontainer passes), recognised by redirectHello waiting on it.
+const (
+	redirectFD    = 5
+	redirectHello = "cshell-redirect-1\n"
+)
+
+// RedirectPair makes the socket pair that asks the init for the rules: the
+// hello is waiting on the child's end, to be the init's fd 5 (a runner of
+// its own, as the tests', does what Start does with it).
+func RedirectPair() (parent, child *os.File, err error) {
+	parent, child, err = socketPair()
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := parent.Write([]byte(redirectHello)); err != nil {
+		parent.Close()
+		child.Close()
+		return nil, nil, err
+	}
+	return parent, child, nil
+}
+
+// RedirectDone reads the init's answer: once the rules are in place, a
+// netlink socket (netfilter) of the shell's namespace, opened by the
+// init, with which its connection tracking can be read (nil when the
+// init could not open one).
+func RedirectDone(parent *os.File) (*os.File, error) {
+	defer parent.Close()
+	buf := make([]byte, 512)
+	oob := make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := unix.Recvmsg(int(parent.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil || n == 0 {
+		return nil, fmt.Errorf("the container's init gave no answer (%v)", err)
+	}
+	var tracker *os.File
+	if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+		for _, m := range msgs {
+			fds, _ := unix.ParseUnixRights(&m)
+			for _, fd := range fds {
+				if tracker == nil {
+					tracker = os.NewFile(uintptr(fd), "conntrack")
+				} else {
+					unix.Close(fd)
+				}
+			}
+		}
+	}
+	msg := strings.TrimSpace(string(buf[:n]))
+	if msg == "ok" {
+		return tracker, nil
+	}
+	if tracker != nil {
+		tracker.Close()
+	}
+	return nil, errors.New(msg)
+}
+
+// MaybeRedirect sets the rules up when the init was asked to (the hello
+// on redirectFD), and answers there; any other process, or an init not
+// asked, does nothing. MaybeInit calls it in the container's init.
+func MaybeRedirect() {
+	var st unix.Stat_t
+	if unix.Fstat(redirectFD, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return
+	}
+	buf := make([]byte, len(redirectHello))
+	n, _, err := unix.Recvfrom(redirectFD, buf, unix.MSG_PEEK|unix.MSG_DONTWAIT)
+	if err != nil || string(buf[:n]) != redirectHello {
+		return // one of libcontainer's own
+	}
+	_, _, _ = unix.Recvfrom(redirectFD, buf, 0)
+	answer, rights := "ok\n", []byte(nil)
+	if err := redirect(); err != nil {
+		answer = strings.ReplaceAll(err.Error(), "\n", " ") + "\n"
+	} else if nl, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_NETFILTER); err == nil {
+		rights = unix.UnixRights(nl) // opened with CAP_NET_ADMIN here: cshell may ask with it
+		defer unix.Close(nl)
+	}
+	_ = unix.Sendmsg(redirectFD, []byte(answer), rights, nil, 0)
+	unix.Close(redirectFD)
+}
+
+// redirect brings loopback up, routes everything to it, and installs the
+// table (see above).
+func redirect() error {
+	lo, err := netlink.LinkByName("lo")
+	if err != nil {
+		return fmt.Errorf("find loopback: %w", err)
+	}
+	if err := netlink.LinkSetUp(lo); err != nil {
+		return fmt.Errorf("bring loopback up: %w", err)
+	}
+	_, all4, _ := net.ParseCIDR("0.0.0.0/0")
+	if err := netlink.RouteAdd(&netlink.Route{LinkIndex: lo.Attrs().Index, Dst: all4, Src: net.IPv4(127, 0, 0, 1).To4()}); err != nil {
+		return fmt.Errorf("route to loopback: %w", err)
+	}
+	_, all6, _ := net.ParseCIDR("::/0")
+	v6 := netlink.RouteAdd(&netlink.Route{LinkIndex: lo.Attrs().Index, Dst: all6, Src: net.IPv6loopback}) == nil
+	c, err := nftables.New()
+	if err != nil {
+		return fmt.Errorf("nftables: %w", err)
+	}
+	defer c.CloseLasting()
+	t := c.AddTable(&nftables.Table{Family: nftables.TableFamilyINet, Name: "cshell"})
+	chain := func(name string, typ nftables.ChainType, prio *nftables.ChainPriority) *nftables.Chain {
+		return c.AddChain(&nftables.Chain{Name: name, Table: t, Type: typ, Hooknum: nftables.ChainHookOutput, Priority: prio})
+	}
+	rule := func(ch *nftables.Chain, parts ...[]expr.Any) {
+		var e []expr.Any
+		for _, p := range parts {
+			e = append(e, p...)
+		}
+		c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: e})
+	}
+	do := func(e ...expr.Any) []expr.Any { return e }
+
+	// Untracked: loopback's own traffic, but for the answers of the
+	// egress, the sink and the resolver (their connections were
+	// translated: the answers are translated back).
+	raw := chain("raw", nftables.ChainTypeFilter, nftables.ChainPriorityRaw)
+	for _, fam := range families(v6) {
+		rule(raw, fam.loopback(expr.CmpOpEq), l4(unix.IPPROTO_TCP), port(0, expr.CmpOpNeq, EgressPort), do(&expr.Notrack{}))
+		rule(raw, fam.loopback(expr.CmpOpEq), l4(unix.IPPROTO_UDP), port(0, expr.CmpOpNeq, SinkPort), port(0, expr.CmpOpNeq, 53), do(&expr.Notrack{}))
+	}
+	nat := chain("nat", nftables.ChainTypeNAT, nftables.ChainPriorityNATDest)
+	for _, fam := range families(v6) {
+		rule(nat, fam.loopback(expr.CmpOpEq), do(&expr.Verdict{Kind: expr.VerdictReturn}))
+	}
+	rule(nat, nfproto(unix.NFPROTO_IPV4), l4(unix.IPPROTO_UDP), port(2, expr.CmpOpEq, 53), do(
+		&expr.Immediate{Register: 1, Data: ResolverIP},
+		&expr.Immediate{Register: 2, Data: binaryutil.BigEndian.PutUint16(53)},
+		&expr.NAT{Type: expr.NATTypeDestNAT, Family: unix.NFPROTO_IPV4, RegAddrMin: 1, RegProtoMin: 2, Specified: true}))
+	rule(nat, l4(unix.IPPROTO_UDP), redir(SinkPort))
+	rule(nat, l4(unix.IPPROTO_TCP), redir(EgressPort))
+	// After the translation: whatever still leaves loopback goes nowhere.
+	filter := chain("filter", nftables.ChainTypeFilter, nftables.ChainPriorityFilter)
+	for _, fam := range families(true) {
+		rule(filter, fam.loopback(expr.CmpOpNeq), do(&expr.Verdict{Kind: expr.VerdictDrop}))
+	}
+	if err := c.Flush(); err != nil {
+		return fmt.Errorf("nftables: %w", err)
+	}
+	return nil
+}
+
+// family matches packets of one IP version to or not to loopback.
+type family struct {
+	proto  byte
+	offset uint32 // of the destination address in the network header
+	mask   []byte
+	value  []byte
+}
+
+var (
+	ipv4 = family{unix.NFPROTO_IPV4, 16, []byte{255, 0, 0, 0}, []byte{127, 0, 0, 0}}
+	ipv6 = family{unix.NFPROTO_IPV6, 24, nil, net.IPv6loopback}
+)
+
+func families(v6 bool) []family {
+	if v6 {
+		return []family{ipv4, ipv6}
+	}
+	return []family{ipv4}
+}
+
+func (f family) loopback(op expr.CmpOp) []expr.Any {
+	e := append(nfproto(f.proto), &expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: f.offset, Len: uint32(len(f.value))})
+	if f.mask != nil {
+		e = append(e, &expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: uint32(len(f.mask)), Mask: f.mask, Xor: make([]byte, len(f.mask))})
+	}
+	return append(e, &expr.Cmp{Op: op, Register: 1, Data: f.value})
+}
+
+// nfproto and l4 match the packet's IP version and transport (the meta
+// expression; both leave register 1 holding it).
+func nfproto(p byte) []expr.Any {
+	return []expr.Any{&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1}, &expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{p}}}
+}
+
+func l4(p byte) []expr.Any {
+	return []expr.Any{&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1}, &expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{p}}}
+}
+
+// redir sends the packet to this port of the namespace's own loopback.
+func redir(p uint16) []expr.Any {
+	return []expr.Any{&expr.Immediate{Register: 1, Data: binaryutil.BigEndian.PutUint16(p)},
+		&expr.Redir{RegisterProtoMin: 1, Flags: unix.NF_NAT_RANGE_PROTO_SPECIFIED}}
+}
+
+// port compares the transport header's source (offset 0) or destination
+// (2) port.
+func port(offset uint32, op expr.CmpOp, p uint16) []expr.Any {
+	return []expr.Any{&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: offset, Len: 2},
+		&expr.Cmp{Op: op, Register: 1, Data: binaryutil.BigEndian.PutUint16(p)}}
+}
