@@ -101,7 +101,7 @@
 // ASK hands the call over (seccomp user notification): to PID 1, which
 // answers EPERM and tells cshell, so that the shell's output can say which
 // flag would allow it; or, with the egress, to cshell itself, which also
-// makes the shell's outbound connections. REFUSE answers EPERM at once.
+// hears of opens with write intent. REFUSE answers EPERM at once.
 #define ASK SECCOMP_RET_USER_NOTIF
 #define REFUSE (SECCOMP_RET_ERRNO | EPERM)
 
@@ -408,7 +408,7 @@ int cshell_seccomp(int allow_userns, int egress_on, int root, int tell_writes)
 	if (fd >= 0 || (errno != EINVAL && errno != ENOSYS))
 		return fd;
 	// A kernel without user notification (before 5.0): refuse quietly,
-	// and make no connection for the shell.
+	// and tell nothing.
 	build(allow_userns, 0, 1, root, 0);
 	p.len = prog_len;
 	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &p) < 0 ? -1 : -2;

@@ -2,8 +2,8 @@
 // (and so on everything it starts): seccomp_linux.c. root says the shell
 // was started by the host's root (its user namespace of its own may not
 // set extended attributes). It returns the listener of the calls it hands
-// over (user namespaces; with egress, the connects cshell makes for the
-// shell too; with tell_writes, its opens with write intent), -2 when
+// over (user namespaces; with egress, where cshell holds it, the modes
+// and attributes refused; with tell_writes, its opens with write intent), -2 when
 // there is none, -1 on an error.
 int cshell_seccomp(int allow_userns, int egress, int root, int tell_writes);
 
