@@ -155,6 +155,9 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	}
 	// The container dies with the thread that started it (see run below).
 	cfg.ParentDeathSignal = int(unix.SIGKILL)
+	if s.Redirect {
+		cfg.Networks = nil // the init brings loopback up itself, with the rules (MaybeRedirect)
+	}
 
 	c, err := libcontainer.Create(r.stateRoot, s.ID, cfg)
 	if err != nil {

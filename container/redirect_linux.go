@@ -121,10 +121,9 @@ func MaybeRedirect() {
 // redirect brings loopback up, routes everything to it, and installs the
 // table (see above).
 func redirect() error {
-	lo, err := netlink.LinkByName("lo")
-	if err != nil {
-		return fmt.Errorf("find loopback: %w", err)
-	}
+	// Loopback is the first device of every network namespace (the
+	// kernel's LOOPBACK_IFINDEX): no need to look it up.
+	lo := &netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: 1, Name: "lo"}}
 	if err := netlink.LinkSetUp(lo); err != nil {
 		return fmt.Errorf("bring loopback up: %w", err)
 	}
