@@ -482,3 +482,71 @@ func TestRefusedWritesTold(t *testing.T) {
 		t.Errorf("events: %q", ev)
 	}
 }
+
+// TestEgressRulesHold: the rules that send a shell's outbound traffic to
+// cshell are the namespace's, and the shell cannot touch them. As an
+// exploit would, the shell speaks netlink to nftables itself: deleting
+// cshell's table, and flushing every rule, are refused (EPERM: it holds no
+// capability over its namespace), and reading them is too. Afterwards a
+// direct connection is still taken to the egress and refused there (told
+// as a refused connect, not lost in a namespace with no rules), and
+// traffic that is neither TCP nor UDP still leaves nothing.
+func TestEgressRulesHold(t *testing.T) {
+	requireLinux(t)
+	probe := `env -u HTTP_PROXY -u http_proxy python3 -c '
+import socket, struct, errno
+NFT = 10  # NFNL_SUBSYS_NFTABLES
+def msg(typ, flags, seq, family, attrs=b"", res=0):
+    body = struct.pack("BBH", family, 0, socket.htons(res)) + attrs
+    return struct.pack("=IHHII", 16 + len(body), typ, flags, seq, 0) + body
+def attr(kind, data):
+    n = 4 + len(data)
+    return struct.pack("=HH", n, kind) + data + b"\0" * ((4 - n % 4) % 4)
+def ask(payload, seq):
+    s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 12)  # NETLINK_NETFILTER
+    s.settimeout(5)
+    s.sendto(payload, (0, 0))
+    while True:
+        b = s.recv(65536)
+        size, typ, flags, got = struct.unpack("=IHHI", b[:12])
+        if typ == 2:  # NLMSG_ERROR: an errno, or 0 for the ack of the one asked
+            e = -struct.unpack("=i", b[16:20])[0]
+            if e or got == seq:
+                return e
+REQ, ACK, DUMP = 1, 4, 0x300
+name = attr(1, b"cshell\0")  # NFTA_TABLE_NAME
+batch = lambda inner, seq: msg(0x10, REQ, seq - 1, 0, res=NFT) + inner + msg(0x11, REQ, seq + 1, 0, res=NFT)
+e = ask(batch(msg(NFT << 8 | 2, REQ | ACK, 101, 1, name), 101), 101)  # NFT_MSG_DELTABLE inet cshell
+print("delete table:", errno.errorcode.get(e, e))
+e = ask(batch(msg(NFT << 8 | 2, REQ | ACK, 201, 0), 201), 201)  # NFT_MSG_DELTABLE, every family: the whole ruleset
+print("flush ruleset:", errno.errorcode.get(e, e))
+e = ask(msg(NFT << 8 | 1, REQ | ACK, 301, 1, name), 301)  # NFT_MSG_GETTABLE
+print("read table:", errno.errorcode.get(e, e))
+c = socket.socket(); c.settimeout(10)
+try:
+    c.connect(("192.0.2.1", 9)); c.recv(1); print("connect: no reset")
+except ConnectionResetError:
+    print("connect: reset")
+except OSError as x:
+    print("connect:", x)
+try:
+    r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP)
+    r.sendto(b"\x08\0\0\0\0\0\0\0", ("192.0.2.1", 0)); print("icmp: sent")
+except OSError as x:
+    print("icmp:", errno.errorcode.get(x.errno, x))
+'`
+	r := run(t, call{args: []string{"run", "--", probe}, dir: t.TempDir()})
+	for _, want := range []string{"delete table: EPERM", "flush ruleset: EPERM", "read table: EPERM", "connect: reset"} {
+		if !strings.Contains(r.stdout, want+"\n") {
+			t.Errorf("the shell's attempt on its rules: want %q\nstdout %s\nstderr %s", want, r.stdout, r.stderr)
+		}
+	}
+	if strings.Contains(r.stdout, "icmp: sent") && !strings.Contains(r.stdout, "icmp: EPERM") {
+		// ping sockets are off (net.ipv4.ping_group_range) in a new
+		// namespace, and a sent one would be dropped: either way nothing leaves.
+		t.Logf("icmp: %s", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "refused connect 192.0.2.1:9") {
+		t.Errorf("the connect after the attempts was not taken to the egress and told: %s", r.stderr)
+	}
+}
