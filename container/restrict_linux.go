@@ -41,12 +41,13 @@ type probes struct {
 	uidMap    int // the same with the uid_map and gid_map writes
 	mountProc int // a fresh /proc mounted in new user, mount and PID namespaces
 	hostname  int // sethostname in new user and UTS namespaces (a container start names its host)
+	nftables  int // the egress's rules in new user and network namespaces (redirect_linux.go)
 }
 
 // runProbes tries each step in a child of its own, so that the first
 // failing one names the cause.
 func runProbes() probes {
-	p := probes{unshare: -1, uidMap: -1, mountProc: -1, hostname: -1}
+	p := probes{unshare: -1, uidMap: -1, mountProc: -1, hostname: -1, nftables: -1}
 	try := func(flags uintptr, mapped bool, args ...string) int {
 		// This very binary, even when its file was replaced or removed
 		// since it started (an upgrade under a running supervisor).
@@ -78,7 +79,10 @@ func runProbes() probes {
 	if p.mountProc = try(unix.CLONE_NEWUSER|unix.CLONE_NEWNS|unix.CLONE_NEWPID, true, probeArg, "proc"); p.mountProc != 0 {
 		return p
 	}
-	p.hostname = try(unix.CLONE_NEWUSER|unix.CLONE_NEWUTS, true, probeArg, "hostname")
+	if p.hostname = try(unix.CLONE_NEWUSER|unix.CLONE_NEWUTS, true, probeArg, "hostname"); p.hostname != 0 {
+		return p
+	}
+	p.nftables = try(unix.CLONE_NEWUSER|unix.CLONE_NEWNET, true, probeArg, "nftables")
 	return p
 }
 
@@ -87,12 +91,21 @@ const probeArg = "__probe"
 
 // probeChild runs in the new namespaces: "proc" mounts a fresh /proc over
 // the old one in its own mount namespace, as a container start does;
-// "hostname" names the host of its own UTS namespace. It exits with the
-// errno of what failed.
+// "hostname" names the host of its own UTS namespace; "nftables" makes the
+// egress's rules in its own network namespace, as a shell's init does. It
+// exits with the errno of what failed.
 func probeChild(what string) {
 	if what == "hostname" {
 		if err := unix.Sethostname([]byte("cshell")); err != nil {
 			os.Exit(errnoOf(err))
+		}
+	}
+	if what == "nftables" {
+		if err := redirect(); err != nil {
+			if e := errnoOf(err); e != 124 {
+				os.Exit(e)
+			}
+			os.Exit(int(unix.EOPNOTSUPP)) // an answer with no errno: the kernel lacks a part
 		}
 	}
 	if what == "proc" {
@@ -268,6 +281,10 @@ func (h hostView) restrictions(p probes) []Restriction {
 			fix = "start the container with --security-opt seccomp=unconfined (Kubernetes: securityContext.seccompProfile.type: Unconfined); docs/containers.md has the settings"
 		}
 		add("seccomp-sethostname", cause, fix)
+	}
+	if p.nftables > 0 && len(rs) == 0 {
+		add("nftables", "the kernel cannot make the rules that take a shell's direct connections to cshell (nftables' NAT in a network namespace of its own: "+syscall.Errno(p.nftables).Error()+"), so no shell with a way out can start",
+			"as root, load the modules (modprobe -a nf_tables nft_chain_nat nft_redir nf_conntrack) or use a kernel with them; or start shells without a way out (network.allowGrants false and nothing allowed)"+inside)
 	}
 	if len(rs) == 0 && (p.unshare > 0 || p.uidMap > 0) {
 		step := "make a user namespace"

@@ -72,6 +72,8 @@ func TestRestrictions(t *testing.T) {
 			probes{mountProc: int(unix.EPERM)}, "masked-proc", []string{"masked", "procMount: Unmasked", "systempaths=unconfined"}},
 		{"no user namespaces at all", hostView{root: t.TempDir(), euid: 1000, env: func(string) string { return "" }}, probes{unshare: int(unix.EINVAL)},
 			"no-user-namespaces", []string{"CONFIG_USER_NS", "--isolation process"}},
+		{"a kernel without nftables' NAT", view(t, 1000, nil, map[string]string{"/proc/self/mountinfo": hostMounts, "/proc/self/status": "Seccomp:\t0\n"}), probes{nftables: int(unix.EOPNOTSUPP)},
+			"nftables", []string{"nftables' NAT", "modprobe -a nf_tables", "network.allowGrants false"}},
 		{"something else", view(t, 1000, nil, map[string]string{"/proc/self/mountinfo": hostMounts}), probes{unshare: 0, uidMap: int(unix.EPERM)},
 			"user-namespaces", []string{"uid_map", "operation not permitted"}},
 	}
@@ -98,7 +100,7 @@ func TestRestrictions(t *testing.T) {
 // The probes on this machine, which allows everything a shell needs.
 func TestProbesHere(t *testing.T) {
 	p := runProbes()
-	if p.unshare != 0 || p.uidMap != 0 || p.mountProc != 0 || p.hostname != 0 {
+	if p.unshare != 0 || p.uidMap != 0 || p.mountProc != 0 || p.hostname != 0 || p.nftables != 0 {
 		t.Fatalf("probes on this machine: %+v, want all 0", p)
 	}
 	if rs := Restrictions(); len(rs) != 0 {
