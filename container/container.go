@@ -88,7 +88,8 @@ type Spec struct {
 	// clients are told to trust: a container shell reads it at TrustPath,
 	// read-only. The process runner ignores it.
 	Trust     []byte
-	trustFile string // where the runner wrote Trust
+	trustFile string    // where the runner wrote Trust
+	standIns  []standIn // hidden paths the container's init covers (Linux)
 
 	// Token marks the processes of a process-runner shell (TokenVar);
 	// empty: the runner makes one. Containers need none.
@@ -120,6 +121,13 @@ type Spec struct {
 	// hold per shell (the processes of its user namespace) and leaves
 	// memory to the caller's watchdog. The process runner refuses them.
 	Limits policy.Limits
+}
+
+// standIn is a hidden path the container's init covers with a mode 0000
+// stand-in (a file or a directory) before the root is assembled.
+type standIn struct {
+	Dest, Source string
+	Dir          bool
 }
 
 // TrustPath is where a container shell finds Spec.Trust (its /run is its

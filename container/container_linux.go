@@ -192,8 +192,8 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	// each /dev/null when missing before a later one.
 	var redirectParent *os.File
 	passed := []*os.File{s.Sockets, s.Events, nil}
-	if s.Redirect {
-		parent, child, err := RedirectPair()
+	if s.Redirect || len(s.standIns) > 0 {
+		parent, child, err := prestagePair(prestage{Redirect: s.Redirect, Hide: s.standIns})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 		}
@@ -250,7 +250,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 			_ = sh.Kill()
 			<-sh.done
 			_ = c.Destroy()
-			return nil, fmt.Errorf("%w: the shell's way out for direct connections (nftables in its network namespace): %w", ErrSandbox, err)
+			return nil, explain(fmt.Errorf("the container's init could not prepare the shell: %w", err))
 		}
 		if tracker != nil && s.Tracker != nil {
 			s.Tracker(tracker)
@@ -594,15 +594,67 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 			return nil, nil, err
 		}
 	}
+	// A stand-in is made by the container's init before libcontainer
+	// assembles the root (standIns, prestage_linux.go): on the host's
+	// path, in the container's own mount namespace, so that the binds
+	// that show that path carry it. That costs two mount calls instead of
+	// a mount entry's checks (about 45 calls each). A hidden path that
+	// holds a bind's source or destination, or another file the start
+	// reads, stays a mount entry, made after the binds it holds.
+	var reads []string // what the start reads from this machine's paths
+	for _, b := range policy {
+		reads = append(reads, b.path, b.source)
+	}
+	reads = append(reads, r.rootfs, r.self, r.resolv, r.hosts, s.trustFile)
+	holds := func(p string) bool {
+		for _, f := range reads {
+			if f != "" && underOrSame(f, p) {
+				return true
+			}
+		}
+		return false
+	}
+	// shown reports whether a bind carries the host's p into the shell
+	// (else the path is the shell's own /tmp, /run…, where only a mount
+	// entry puts a stand-in).
+	shown := func(p string) bool {
+		for _, b := range policy {
+			if underOrSame(p, b.path) {
+				return true
+			}
+		}
+		for _, m := range top {
+			if underOrSame(p, m.Destination) {
+				return true
+			}
+		}
+		return false
+	}
+	slices.SortFunc(hide, func(a, b string) int { return depth(a) - depth(b) })
+	var early []standIn
 	for _, p := range hide {
 		src := filepath.Join(r.hidden, "file")
 		if st, err := os.Lstat(p); err == nil && st.IsDir() {
 			src = filepath.Join(r.hidden, "dir")
 		}
-		if err := bindAs(p, src, []string{"bind", "ro", "nosuid", "nodev", "noexec"}); err != nil {
+		if holds(p) || !shown(p) {
+			if err := bindAs(p, src, []string{"bind", "ro", "nosuid", "nodev", "noexec"}); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		if slices.ContainsFunc(early, func(e standIn) bool { return e.Dir && underOrSame(p, e.Dest) }) {
+			continue // under a hidden directory already: out of sight with it
+		}
+		id, err := identify(src)
+		if err != nil {
 			return nil, nil, err
 		}
+		early = append(early, standIn{Dest: p, Source: src, Dir: strings.HasSuffix(src, "dir")})
+		checks = append(checks, mountCheck{path: p, id: id, src: src})
+		dests[p] = true
 	}
+	s.standIns = early
 	// Pin the directories between a writable mount and a deeper mount.
 	writableAt := func(p string) (covered, writable bool) {
 		best := -1

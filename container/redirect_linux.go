@@ -1,11 +1,8 @@
 package container
 
 import (
-	"errors"
 	"fmt"
 	"net"
-	"os"
-	"strings"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/binaryutil"
@@ -33,90 +30,6 @@ const (
 
 // ResolverIP is the address of the shell's resolver (port 53, UDP and TCP).
 var ResolverIP = net.IPv4(127, 0, 0, 53).To4()
-
-// redirectFD is the init's end of the socket pair that asks for the rules
-// (fd 5: after the factory and the events pipe, before anything
-// libcontainer passes), recognised by redirectHello waiting on it.
-const (
-	redirectFD    = 5
-	redirectHello = "cshell-redirect-1\n"
-)
-
-// RedirectPair makes the socket pair that asks the init for the rules: the
-// hello is waiting on the child's end, to be the init's fd 5 (a runner of
-// its own, as the tests', does what Start does with it).
-func RedirectPair() (parent, child *os.File, err error) {
-	parent, child, err = socketPair()
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := parent.Write([]byte(redirectHello)); err != nil {
-		parent.Close()
-		child.Close()
-		return nil, nil, err
-	}
-	return parent, child, nil
-}
-
-// RedirectDone reads the init's answer: once the rules are in place, a
-// netlink socket (netfilter) of the shell's namespace, opened by the
-// init, with which its connection tracking can be read (nil when the
-// init could not open one).
-func RedirectDone(parent *os.File) (*os.File, error) {
-	defer parent.Close()
-	buf := make([]byte, 512)
-	oob := make([]byte, unix.CmsgSpace(4))
-	n, oobn, _, _, err := unix.Recvmsg(int(parent.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
-	if err != nil || n == 0 {
-		return nil, fmt.Errorf("the container's init gave no answer (%v)", err)
-	}
-	var tracker *os.File
-	if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
-		for _, m := range msgs {
-			fds, _ := unix.ParseUnixRights(&m)
-			for _, fd := range fds {
-				if tracker == nil {
-					tracker = os.NewFile(uintptr(fd), "conntrack")
-				} else {
-					unix.Close(fd)
-				}
-			}
-		}
-	}
-	msg := strings.TrimSpace(string(buf[:n]))
-	if msg == "ok" {
-		return tracker, nil
-	}
-	if tracker != nil {
-		tracker.Close()
-	}
-	return nil, errors.New(msg)
-}
-
-// MaybeRedirect sets the rules up when the init was asked to (the hello
-// on redirectFD), and answers there; any other process, or an init not
-// asked, does nothing. MaybeInit calls it in the container's init.
-func MaybeRedirect() {
-	var st unix.Stat_t
-	if unix.Fstat(redirectFD, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
-		return
-	}
-	buf := make([]byte, len(redirectHello))
-	n, _, err := unix.Recvfrom(redirectFD, buf, unix.MSG_PEEK|unix.MSG_DONTWAIT)
-	if err != nil || string(buf[:n]) != redirectHello {
-		return // one of libcontainer's own
-	}
-	_, _, _ = unix.Recvfrom(redirectFD, buf, 0)
-	answer, rights := "ok\n", []byte(nil)
-	if err := redirect(); err != nil {
-		answer = strings.ReplaceAll(err.Error(), "\n", " ") + "\n"
-	} else if nl, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_NETFILTER); err == nil {
-		rights = unix.UnixRights(nl) // opened with CAP_NET_ADMIN here: cshell may ask with it
-		defer unix.Close(nl)
-	}
-	_ = unix.Sendmsg(redirectFD, []byte(answer), rights, nil, 0)
-	unix.Close(redirectFD)
-}
 
 // redirect brings loopback up, routes everything to it, and installs the
 // table (see above).

@@ -439,3 +439,70 @@ except OSError:
 		t.Errorf("code %d out %q err %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestStandInsStay: a hidden path's stand-in cannot be taken away, as an
+// exploit would try it, with the calls made directly: umount2 on it, and,
+// in a shell allowed user namespaces of its own, umount2 from a new user
+// and mount namespace (where the copied stand-in is locked), chmod of the
+// stand-in, and a bind of the hidden directory elsewhere. The secret stays
+// unreadable after each (the stand-in is what moves: empty). Both in the
+// read-only home and in the writable working directory (--hide), where
+// the stand-in must be read-only itself.
+func TestStandInsStay(t *testing.T) {
+	requireLinux(t)
+	home := varTmpDir(t)
+	writeFile(t, filepath.Join(home, ".ssh", "id_test"), "PRIVATE KEY\n")
+	wd := t.TempDir()
+	writeFile(t, filepath.Join(wd, "private", "id_test"), "PRIVATE KEY\n")
+	probe := `python3 -c '
+import ctypes, os, errno
+libc = ctypes.CDLL(None, use_errno=True)
+target = os.path.expanduser(os.environ["TARGET"])
+def call(name, r):
+    e = ctypes.get_errno() if r != 0 else 0
+    print(name + ":", errno.errorcode.get(e, "ok") if e else "ok")
+def read():
+    try:
+        print("read:", open(target + "/id_test").read().strip())
+    except OSError as x:
+        print("read:", errno.errorcode[x.errno])
+call("umount", libc.umount2(target.encode(), 2))  # MNT_DETACH
+read()
+call("chmod", libc.chmod(target.encode(), 0o755))
+read()
+if os.environ.get("NESTED"):
+    uid, gid = os.getuid(), os.getgid()
+    call("unshare", libc.unshare(0x10000000 | 0x00020000))  # CLONE_NEWUSER | CLONE_NEWNS
+    open("/proc/self/setgroups", "w").write("deny")
+    open("/proc/self/uid_map", "w").write("0 %d 1" % uid)
+    open("/proc/self/gid_map", "w").write("0 %d 1" % gid)
+    call("nested umount", libc.umount2(target.encode(), 2))
+    read()
+    os.makedirs("/tmp/elsewhere", exist_ok=True)
+    call("nested bind", libc.mount(target.encode(), b"/tmp/elsewhere", None, 0x1000 | 0x4000, None))  # MS_BIND | MS_REC
+    try:
+        print("bound:", open("/tmp/elsewhere/id_test").read().strip())
+    except OSError as x:
+        print("bound:", errno.errorcode[x.errno])
+'`
+	for _, target := range []string{"~/.ssh", filepath.Join(wd, "private")} {
+		for _, nested := range []bool{false, true} {
+			args := []string{"run", "--hide", filepath.Join(wd, "private"), "-e", "TARGET=" + target}
+			env := []string{"HOME=" + home, "TARGET=" + target}
+			if nested {
+				args = append(args, "--allow-userns", "-e", "NESTED=1")
+				env = append(env, "NESTED=1")
+			}
+			r := run(t, call{args: append(args, "--", probe), dir: wd, env: env})
+			if strings.Contains(r.stdout, "PRIVATE") || strings.Contains(r.stdout, "umount: ok") || strings.Contains(r.stdout, "chmod: ok") ||
+				strings.Count(r.stdout, "read: EACCES") < 2 {
+				t.Errorf("%s, nested=%v: the stand-in gave way:\nstdout %s\nstderr %s", target, nested, r.stdout, r.stderr)
+			}
+			// Root of its own namespace, the shell may enter the stand-in
+			// (it owns it): empty, ENOENT.
+			if nested && (!strings.Contains(r.stdout, "unshare: ok") || strings.Contains(r.stdout, "nested umount: ok") || !strings.Contains(r.stdout, "bound: ")) {
+				t.Errorf("%s: in a user namespace of the shell's own the stand-in gave way, or none was made:\nstdout %s\nstderr %s", target, r.stdout, r.stderr)
+			}
+		}
+	}
+}

@@ -1,0 +1,199 @@
+package container
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// The container's init does two things before libcontainer's own start-up
+// (MaybeInit), where it alone holds every capability over the shell's
+// namespaces: it covers hidden paths with their stand-ins (standIns),
+// and makes the egress's rules (redirect). It is asked on a socket pair
+// whose child end is its fd 5 (after the factory and the events pipe,
+// before anything libcontainer passes), recognised by prestageHello
+// waiting on it, followed by the request's length (4 bytes, host order)
+// and the request (JSON). It answers "ok" (with the netfilter socket
+// when it made the rules), or why not, and goes on.
+const (
+	prestageFD    = 5
+	prestageHello = "cshell-prestage-1\n"
+	maxPrestage   = 16 << 20
+)
+
+// prestage is what the init is asked to do.
+type prestage struct {
+	Redirect bool      `json:"redirect,omitempty"`
+	Hide     []standIn `json:"hide,omitempty"`
+}
+
+// prestagePair makes the socket pair that asks the init, the request
+// written on the parent's end (in the background: the init reads it as
+// it starts; a request past the socket's buffer waits for it).
+func prestagePair(req prestage) (parent, child *os.File, err error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	parent, child, err = socketPair()
+	if err != nil {
+		return nil, nil, err
+	}
+	msg := binary.NativeEndian.AppendUint32([]byte(prestageHello), uint32(len(body)))
+	msg = append(msg, body...)
+	if len(msg) <= 64<<10 {
+		if _, err := parent.Write(msg); err != nil {
+			parent.Close()
+			child.Close()
+			return nil, nil, err
+		}
+		return parent, child, nil
+	}
+	go parent.Write(msg) //nolint:errcheck // ends when the init read it, or the pair closed
+	return parent, child, nil
+}
+
+// RedirectPair makes the pair that asks an init for the egress's rules
+// alone: a runner of its own (the tests') hands the child as fd 5 to a
+// process that calls MaybeRedirect, then reads the answer (RedirectDone).
+func RedirectPair() (parent, child *os.File, err error) {
+	return prestagePair(prestage{Redirect: true})
+}
+
+// RedirectDone reads the init's answer: once it did what it was asked, a
+// netlink socket (netfilter) of the shell's namespace, opened by the
+// init, with which its connection tracking can be read (nil without the
+// rules, or when the init could not open one).
+func RedirectDone(parent *os.File) (*os.File, error) {
+	defer parent.Close()
+	buf := make([]byte, 4096)
+	oob := make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := unix.Recvmsg(int(parent.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil || n == 0 {
+		return nil, fmt.Errorf("the container's init gave no answer (%v)", err)
+	}
+	var tracker *os.File
+	if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+		for _, m := range msgs {
+			fds, _ := unix.ParseUnixRights(&m)
+			for _, fd := range fds {
+				if tracker == nil {
+					tracker = os.NewFile(uintptr(fd), "conntrack")
+				} else {
+					unix.Close(fd)
+				}
+			}
+		}
+	}
+	msg := strings.TrimSpace(string(buf[:n]))
+	if msg == "ok" {
+		return tracker, nil
+	}
+	if tracker != nil {
+		tracker.Close()
+	}
+	return nil, errors.New(msg)
+}
+
+// MaybeRedirect does what the init was asked (the hello on fd 5), and
+// answers there; any other process, or an init not asked, does nothing.
+// MaybeInit calls it in the container's init.
+func MaybeRedirect() {
+	var st unix.Stat_t
+	if unix.Fstat(prestageFD, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return
+	}
+	buf := make([]byte, len(prestageHello))
+	n, _, err := unix.Recvfrom(prestageFD, buf, unix.MSG_PEEK|unix.MSG_DONTWAIT)
+	if err != nil || string(buf[:n]) != prestageHello {
+		return // one of libcontainer's own
+	}
+	f := os.NewFile(prestageFD, "prestage")
+	defer f.Close()
+	answer, rights := "ok\n", []byte(nil)
+	if err := doPrestage(f); err != nil {
+		answer = strings.ReplaceAll(err.Error(), "\n", " ") + "\n"
+	} else if nl, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_NETFILTER); err == nil {
+		rights = unix.UnixRights(nl) // opened with CAP_NET_ADMIN here: cshell may ask with it
+		defer unix.Close(nl)
+	}
+	_ = unix.Sendmsg(prestageFD, []byte(answer), rights, nil, 0)
+}
+
+// doPrestage reads the request and carries it out.
+func doPrestage(f *os.File) error {
+	head := make([]byte, len(prestageHello)+4)
+	if _, err := io.ReadFull(f, head); err != nil {
+		return fmt.Errorf("read the request: %w", err)
+	}
+	size := binary.NativeEndian.Uint32(head[len(prestageHello):])
+	if size > maxPrestage {
+		return fmt.Errorf("a request of %d bytes", size)
+	}
+	body := make([]byte, size)
+	if _, err := io.ReadFull(f, body); err != nil {
+		return fmt.Errorf("read the request: %w", err)
+	}
+	var req prestage
+	if err := json.Unmarshal(body, &req); err != nil {
+		return fmt.Errorf("read the request: %w", err)
+	}
+	if len(req.Hide) > 0 {
+		if err := coverAll(req.Hide); err != nil {
+			return err
+		}
+	}
+	if req.Redirect {
+		if err := redirect(); err != nil {
+			return fmt.Errorf("the shell's way out for direct connections (nftables in its network namespace): %w", err)
+		}
+	}
+	return nil
+}
+
+// coverAll mounts each stand-in over its path, read-only, in this (the
+// container's) mount namespace, made a slave first so that nothing
+// mounted here reaches this machine's: the binds libcontainer makes next
+// carry them into the shell's root.
+func coverAll(hide []standIn) error {
+	if err := unix.Mount("", "/", "", unix.MS_SLAVE|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("make the mounts private: %w", err)
+	}
+	for _, h := range hide {
+		if err := cover(h); err != nil {
+			return fmt.Errorf("hide %s: %w", h.Dest, err)
+		}
+	}
+	return nil
+}
+
+// cover mounts one stand-in: a detached copy of it, made read-only with
+// no exec, setuid or devices, moved onto the path, which is reached with
+// no symbolic link on the way (one put there since the policy resolved
+// it would lead the stand-in elsewhere).
+func cover(h standIn) error {
+	target, err := unix.Openat2(unix.AT_FDCWD, h.Dest, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return err
+	}
+	defer unix.Close(target)
+	tree, err := unix.OpenTree(unix.AT_FDCWD, h.Source, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("copy the stand-in: %w", err)
+	}
+	defer unix.Close(tree)
+	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, attr); err != nil {
+		return fmt.Errorf("make the stand-in read-only: %w", err)
+	}
+	return unix.MoveMount(tree, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+}
