@@ -90,6 +90,8 @@ type Spec struct {
 	Trust     []byte
 	trustFile string    // where the runner wrote Trust
 	standIns  []standIn // hidden paths the container's init covers (Linux)
+	covered   []string  // hidden paths under a hidden directory it covers
+	topBinds  []string  // top-level directories it binds into the root
 
 	// Token marks the processes of a process-runner shell (TokenVar);
 	// empty: the runner makes one. Containers need none.

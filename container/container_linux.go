@@ -133,6 +133,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 	}
+	spec.Mounts, checks = s.early(spec.Mounts, checks)
 	// specconv sets the owner of its default devices, which every config
 	// shares (pointers into one package-level list): two starts at once
 	// write them at once, and one start's write meets another's encoding
@@ -192,8 +193,8 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	// each /dev/null when missing before a later one.
 	var redirectParent *os.File
 	passed := []*os.File{s.Sockets, s.Events, nil}
-	if s.Redirect || len(s.standIns) > 0 {
-		parent, child, err := prestagePair(prestage{Redirect: s.Redirect, Hide: s.standIns})
+	if s.Redirect || len(s.standIns) > 0 || len(s.topBinds) > 0 {
+		parent, child, err := prestagePair(prestage{Redirect: s.Redirect, Hide: s.standIns, Root: r.rootfs, Top: s.topBinds})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 		}
@@ -527,6 +528,10 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 		}
 		top = append(top, specs.Mount{Destination: name, Type: "bind", Source: name, Options: ro})
 	}
+	s.topBinds = nil
+	for _, m := range top {
+		s.topBinds = append(s.topBinds, m.Source)
+	}
 	type bind struct {
 		path     string
 		writable bool
@@ -631,30 +636,23 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 		return false
 	}
 	slices.SortFunc(hide, func(a, b string) int { return depth(a) - depth(b) })
-	var early []standIn
+	s.standIns, s.covered = nil, nil
 	for _, p := range hide {
 		src := filepath.Join(r.hidden, "file")
 		if st, err := os.Lstat(p); err == nil && st.IsDir() {
 			src = filepath.Join(r.hidden, "dir")
 		}
-		if holds(p) || !shown(p) {
-			if err := bindAs(p, src, []string{"bind", "ro", "nosuid", "nodev", "noexec"}); err != nil {
-				return nil, nil, err
-			}
-			continue
-		}
-		if slices.ContainsFunc(early, func(e standIn) bool { return e.Dir && underOrSame(p, e.Dest) }) {
-			continue // under a hidden directory already: out of sight with it
-		}
-		id, err := identify(src)
-		if err != nil {
+		if err := bindAs(p, src, []string{"bind", "ro", "nosuid", "nodev", "noexec"}); err != nil {
 			return nil, nil, err
 		}
-		early = append(early, standIn{Dest: p, Source: src, Dir: strings.HasSuffix(src, "dir")})
-		checks = append(checks, mountCheck{path: p, id: id, src: src})
-		dests[p] = true
+		switch {
+		case holds(p) || !shown(p):
+		case slices.ContainsFunc(s.standIns, func(e standIn) bool { return e.Dir && underOrSame(p, e.Dest) }):
+			s.covered = append(s.covered, p) // under a hidden directory already: out of sight with it
+		default:
+			s.standIns = append(s.standIns, standIn{Dest: p, Source: src, Dir: strings.HasSuffix(src, "dir")})
+		}
 	}
-	s.standIns = early
 	// Pin the directories between a writable mount and a deeper mount.
 	writableAt := func(p string) (covered, writable bool) {
 		best := -1
@@ -711,6 +709,34 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 			Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
 	}
 	return mounts, checks, nil
+}
+
+// early takes out of a shell's mounts (and their checks) what its
+// container's init makes itself before libcontainer's start-up
+// (prestage_linux.go): the top-level binds and the stand-ins that binds
+// carry, a few calls each instead of a mount entry's checks (about 45
+// calls and two mounts each). A bundle for another runtime keeps them all.
+func (s *Spec) early(mounts []specs.Mount, checks []mountCheck) ([]specs.Mount, []mountCheck) {
+	standIn := map[string]string{} // destination -> source
+	for _, h := range s.standIns {
+		standIn[h.Dest] = h.Source
+	}
+	covered := map[string]bool{}
+	for _, p := range s.covered {
+		covered[p] = true
+	}
+	top := map[string]bool{}
+	for _, t := range s.topBinds {
+		top[t] = true
+	}
+	mounts = slices.DeleteFunc(mounts, func(m specs.Mount) bool {
+		if m.Type != "bind" {
+			return false
+		}
+		return top[m.Destination] && m.Source == m.Destination || standIn[m.Destination] == m.Source || covered[m.Destination]
+	})
+	checks = slices.DeleteFunc(checks, func(c mountCheck) bool { return covered[c.path] })
+	return mounts, checks
 }
 
 // writeTrust writes a shell's trusted certificates into a file of its

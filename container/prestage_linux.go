@@ -31,6 +31,11 @@ const (
 type prestage struct {
 	Redirect bool      `json:"redirect,omitempty"`
 	Hide     []standIn `json:"hide,omitempty"`
+	// Root and Top: each of this machine's top-level directories (Top,
+	// "/usr" say) bound read-only, with everything mounted under it, at
+	// its name in the root (Root, the runner's rootfs).
+	Root string   `json:"root,omitempty"`
+	Top  []string `json:"top,omitempty"`
 }
 
 // prestagePair makes the socket pair that asks the init, the request
@@ -149,9 +154,56 @@ func doPrestage(f *os.File) error {
 			return err
 		}
 	}
+	if len(req.Top) > 0 {
+		if err := bindTop(req.Root, req.Top); err != nil {
+			return err
+		}
+	}
 	if req.Redirect {
 		if err := redirect(); err != nil {
 			return fmt.Errorf("the shell's way out for direct connections (nftables in its network namespace): %w", err)
+		}
+	}
+	return nil
+}
+
+// bindTop binds each top-level directory of this machine, recursively and
+// read-only (every mount under it too), at its name in the root, reached
+// with no symbolic link on the way. After the stand-ins: the copies carry
+// them. libcontainer's recursive bind of the root carries these in turn.
+func bindTop(root string, top []string) error {
+	rootFD, err := unix.Openat2(unix.AT_FDCWD, root, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return fmt.Errorf("open the root %s: %w", root, err)
+	}
+	defer unix.Close(rootFD)
+	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+	for _, dir := range top {
+		name := strings.TrimPrefix(dir, "/")
+		if name == "" || strings.Contains(name, "/") {
+			return fmt.Errorf("bind %s: not a top-level directory", dir)
+		}
+		target, err := unix.Openat2(rootFD, name, &unix.OpenHow{
+			Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+		})
+		if err != nil {
+			return fmt.Errorf("bind %s: %w", dir, err)
+		}
+		tree, err := unix.OpenTree(unix.AT_FDCWD, dir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err == nil {
+			err = unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, attr)
+			if err == nil {
+				err = unix.MoveMount(tree, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+			}
+			unix.Close(tree)
+		}
+		unix.Close(target)
+		if err != nil {
+			return fmt.Errorf("bind %s: %w", dir, err)
 		}
 	}
 	return nil
