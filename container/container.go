@@ -87,11 +87,12 @@ type Spec struct {
 	// Trust, when set, holds the certificates (PEM) the shell's TLS
 	// clients are told to trust: a container shell reads it at TrustPath,
 	// read-only. The process runner ignores it.
-	Trust     []byte
-	trustFile string    // where the runner wrote Trust
-	standIns  []standIn // hidden paths the container's init covers (Linux)
-	covered   []string  // hidden paths under a hidden directory it covers
-	topBinds  []string  // top-level directories it binds into the root
+	Trust      []byte
+	trustFile  string      // where the runner wrote Trust
+	standIns   []standIn   // hidden paths the container's init covers (Linux)
+	covered    []string    // hidden paths under a hidden directory it covers
+	topBinds   []string    // top-level directories it binds into the root
+	earlyBinds []earlyBind // the policy's binds under them it makes
 
 	// Token marks the processes of a process-runner shell (TokenVar);
 	// empty: the runner makes one. Containers need none.
@@ -130,6 +131,15 @@ type Spec struct {
 type standIn struct {
 	Dest, Source string
 	Dir          bool
+}
+
+// earlyBind is a bind the container's init makes: Source (a path of this
+// machine, with no link on the way) at Dest in the root, with every mount
+// under it; read-only all through, or writable as the source is (its top
+// mount with no setuid or devices).
+type earlyBind struct {
+	Dest, Source string
+	Writable     bool `json:",omitempty"`
 }
 
 // TrustPath is where a container shell finds Spec.Trust (its /run is its

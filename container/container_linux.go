@@ -133,7 +133,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 	}
-	spec.Mounts, checks = s.early(spec.Mounts, checks)
+	spec.Mounts, checks = r.early(s, spec.Mounts, checks)
 	// specconv sets the owner of its default devices, which every config
 	// shares (pointers into one package-level list): two starts at once
 	// write them at once, and one start's write meets another's encoding
@@ -194,7 +194,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	var redirectParent *os.File
 	passed := []*os.File{s.Sockets, s.Events, nil}
 	if s.Redirect || len(s.standIns) > 0 || len(s.topBinds) > 0 {
-		parent, child, err := prestagePair(prestage{Redirect: s.Redirect, Hide: s.standIns, Root: r.rootfs, Top: s.topBinds})
+		parent, child, err := prestagePair(prestage{Redirect: s.Redirect, Hide: s.standIns, Root: r.rootfs, Top: s.topBinds, Binds: s.earlyBinds})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 		}
@@ -285,6 +285,7 @@ type ctr struct {
 	memLimited bool // its cgroup bounds memory: an OOM kill there is the limit's
 	kills      func(OOMKill)
 	oomTold    atomic.Int64 // the kills told (watchOOM)
+	oomCount   *oomCounter  // the kills counted (memLimited)
 	id         string
 	checks     []mountCheck // what its binds were made of
 }
@@ -311,8 +312,11 @@ func (sh *ctr) run(started chan<- error) {
 		started <- err
 		return
 	}
-	if sh.memLimited && sh.kills != nil {
-		watchOOM(sh.c, sh.id, sh.kills, &sh.oomTold)
+	if sh.memLimited {
+		sh.oomCount = newOOMCounter(sh.c)
+		if sh.kills != nil {
+			watchOOM(sh.c, sh.id, sh.kills, &sh.oomTold, sh.oomCount)
+		}
 	}
 	started <- nil
 	st, err := sh.p.Wait()
@@ -327,12 +331,12 @@ func (sh *ctr) run(started chan<- error) {
 			sh.exit = Exit{Code: ws.ExitStatus()}
 		}
 		// The OOM killer ended the command (PID 1 passes on its status).
-		if sh.memLimited && sh.exit.Code == 128+int(unix.SIGKILL) && oomKills(sh.c) > 0 {
+		if sh.memLimited && sh.exit.Code == 128+int(unix.SIGKILL) && sh.oomCount.count() > 0 {
 			sh.exit.Limit = "memory"
 		}
 	}
 	if sh.memLimited && sh.kills != nil {
-		waitOOMTold(sh.c, &sh.oomTold, sh.kills)
+		waitOOMTold(sh.oomCount, &sh.oomTold, sh.kills)
 	}
 	close(sh.done)
 }
@@ -713,10 +717,13 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 
 // early takes out of a shell's mounts (and their checks) what its
 // container's init makes itself before libcontainer's start-up
-// (prestage_linux.go): the top-level binds and the stand-ins that binds
-// carry, a few calls each instead of a mount entry's checks (about 45
-// calls and two mounts each). A bundle for another runtime keeps them all.
-func (s *Spec) early(mounts []specs.Mount, checks []mountCheck) ([]specs.Mount, []mountCheck) {
+// (prestage_linux.go), a few calls each instead of a mount entry's checks
+// (about 45 calls and two mounts each): the top-level binds (the first
+// bind of each: a policy's bind of the same directory stays), the
+// policy's binds under them (s.earlyBinds) but those a hidden path that
+// stays a mount entry lies over (it must come first), and the stand-ins
+// that binds carry. A bundle for another runtime keeps them all.
+func (r *containerRunner) early(s *Spec, mounts []specs.Mount, checks []mountCheck) ([]specs.Mount, []mountCheck) {
 	standIn := map[string]string{} // destination -> source
 	for _, h := range s.standIns {
 		standIn[h.Dest] = h.Source
@@ -729,11 +736,34 @@ func (s *Spec) early(mounts []specs.Mount, checks []mountCheck) ([]specs.Mount, 
 	for _, t := range s.topBinds {
 		top[t] = true
 	}
+	isStandIn := func(m specs.Mount) bool {
+		return m.Source == filepath.Join(r.hidden, "file") || m.Source == filepath.Join(r.hidden, "dir")
+	}
+	// In the mounts' order (the top-level binds, then shallowest first): a
+	// bind under one that stays a mount entry must stay one too, made
+	// after it.
+	var kept []string
+	s.earlyBinds = nil
+	topDone := map[string]bool{} // the first bind of a top-level directory is its own (binds lists them first)
 	mounts = slices.DeleteFunc(mounts, func(m specs.Mount) bool {
 		if m.Type != "bind" {
 			return false
 		}
-		return top[m.Destination] && m.Source == m.Destination || standIn[m.Destination] == m.Source || covered[m.Destination]
+		if top[m.Destination] && m.Source == m.Destination && !topDone[m.Destination] {
+			topDone[m.Destination] = true
+			return true
+		}
+		if isStandIn(m) && (standIn[m.Destination] == m.Source || covered[m.Destination]) {
+			return true
+		}
+		first := "/" + strings.SplitN(strings.TrimPrefix(m.Destination, "/"), "/", 2)[0]
+		if isStandIn(m) || !slices.Contains(m.Options, "rbind") || !top[first] || top[m.Destination] ||
+			slices.ContainsFunc(kept, func(k string) bool { return underOrSame(m.Destination, k) }) {
+			kept = append(kept, m.Destination)
+			return false
+		}
+		s.earlyBinds = append(s.earlyBinds, earlyBind{Dest: m.Destination, Source: m.Source, Writable: slices.Contains(m.Options, "rw")})
+		return true
 	})
 	checks = slices.DeleteFunc(checks, func(c mountCheck) bool { return covered[c.path] })
 	return mounts, checks
@@ -921,30 +951,41 @@ func swapAccounted() bool {
 	return err == nil
 }
 
-// oomKills is how many processes the kernel's OOM killer ended in the
-// container's memory cgroup (read before the cgroup is removed).
-func oomKills(c *libcontainer.Container) int {
+// oomKills is the number of processes the OOM killer ended in the
+// container's memory cgroup, and whether its file could be read (it cannot
+// once the cgroup is gone: a systemd scope is removed as soon as it is
+// empty).
+func oomKills(c *libcontainer.Container) (int, bool) {
 	st, err := c.State()
 	if err != nil {
-		return 0
+		return 0, false
 	}
 	for _, f := range []struct{ key, file string }{{"memory", "memory.oom_control"}, {"", "memory.events"}} {
 		dir, ok := st.CgroupPaths[f.key]
 		if !ok || dir == "" {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(dir, f.file))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(line, " "); ok && k == "oom_kill" {
-				n, _ := strconv.Atoi(strings.TrimSpace(v))
-				return n
-			}
+		if n, ok := killsIn(filepath.Join(dir, f.file)); ok {
+			return n, true
 		}
 	}
-	return 0
+	return 0, false
+}
+
+// killsIn reads the oom_kill count of a memory.events or
+// memory.oom_control file.
+func killsIn(file string) (int, bool) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, " "); ok && k == "oom_kill" {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n, true
+		}
+	}
+	return 0, true
 }
 
 // LimitsEnforcement says what holds a container shell's limits for this

@@ -3,8 +3,10 @@ package container
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,7 +22,7 @@ import (
 // task_memcg=PATH,task=NAME,pid=PID,uid=UID". Without the log a kill is
 // told without a name. told counts the kills told, for the end of the
 // shell to wait for (waitOOMTold).
-func watchOOM(c *libcontainer.Container, id string, kills func(OOMKill), told *atomic.Int64) {
+func watchOOM(c *libcontainer.Container, id string, kills func(OOMKill), told *atomic.Int64, counted *oomCounter) {
 	events, err := c.NotifyOOM()
 	if err != nil {
 		return
@@ -54,7 +56,7 @@ func watchOOM(c *libcontainer.Container, id string, kills func(OOMKill), told *a
 				// without a name as the cgroup counted and none told.
 				// An event may come with none (cgroup v2 tells "oom"
 				// and "oom_kill" apart).
-				for n := int64(oomKills(c)) - told.Load(); n > 0; n-- {
+				for n := int64(counted.count()) - told.Load(); n > 0; n-- {
 					found = append(found, OOMKill{})
 				}
 			}
@@ -72,8 +74,8 @@ func watchOOM(c *libcontainer.Container, id string, kills func(OOMKill), told *a
 // the last moment it can be. Kills the watcher has not told by then (its
 // event late, or merged with another: seen under a slow emulated CPU)
 // are told here, without a name: the cgroup's count is the last word.
-func waitOOMTold(c *libcontainer.Container, told *atomic.Int64, kills func(OOMKill)) {
-	n := int64(oomKills(c))
+func waitOOMTold(counted *oomCounter, told *atomic.Int64, kills func(OOMKill)) {
+	n := int64(counted.count())
 	for deadline := time.Now().Add(time.Second); told.Load() < n && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -84,6 +86,51 @@ func waitOOMTold(c *libcontainer.Container, told *atomic.Int64, kills func(OOMKi
 			}
 		}
 	}
+}
+
+// oomCounter counts the OOM kills in a container's memory cgroup, also
+// once the cgroup is gone: a systemd scope (a rootless shell's limits on
+// cgroup v2) is removed as soon as it is empty, which can be before the
+// kill's event was read (seen under a slow emulated CPU: the hog killed,
+// the shell ended, the kill untold). Then the parent's count, which
+// holds its children's (cgroup v2's memory.events is hierarchical), says
+// how many happened below it since the shell started; the most either
+// count says.
+type oomCounter struct {
+	c      *libcontainer.Container
+	mu     sync.Mutex
+	last   int    // the cgroup's count, last read
+	parent string // the parent's memory.events (cgroup v2), "" on v1
+	base   int    // its count when the shell started
+}
+
+func newOOMCounter(c *libcontainer.Container) *oomCounter {
+	o := &oomCounter{c: c}
+	if st, err := c.State(); err == nil {
+		if dir := st.CgroupPaths[""]; dir != "" && st.CgroupPaths["memory"] == "" {
+			o.parent = filepath.Join(filepath.Dir(dir), "memory.events")
+			var ok bool
+			if o.base, ok = killsIn(o.parent); !ok {
+				o.parent = ""
+			}
+		}
+	}
+	return o
+}
+
+func (o *oomCounter) count() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if n, ok := oomKills(o.c); ok {
+		o.last = max(o.last, n)
+		return o.last
+	}
+	if o.parent != "" {
+		if n, ok := killsIn(o.parent); ok {
+			o.last = max(o.last, n-o.base)
+		}
+	}
+	return o.last
 }
 
 // readOOMKills reads the kernel log's new records and returns the OOM

@@ -36,6 +36,8 @@ type prestage struct {
 	// its name in the root (Root, the runner's rootfs).
 	Root string   `json:"root,omitempty"`
 	Top  []string `json:"top,omitempty"`
+	// Binds are the policy's binds under them, shallowest first.
+	Binds []earlyBind `json:"binds,omitempty"`
 }
 
 // prestagePair makes the socket pair that asks the init, the request
@@ -155,7 +157,7 @@ func doPrestage(f *os.File) error {
 		}
 	}
 	if len(req.Top) > 0 {
-		if err := bindTop(req.Root, req.Top); err != nil {
+		if err := bindTop(req.Root, req.Top, req.Binds); err != nil {
 			return err
 		}
 	}
@@ -168,10 +170,11 @@ func doPrestage(f *os.File) error {
 }
 
 // bindTop binds each top-level directory of this machine, recursively and
-// read-only (every mount under it too), at its name in the root, reached
-// with no symbolic link on the way. After the stand-ins: the copies carry
-// them. libcontainer's recursive bind of the root carries these in turn.
-func bindTop(root string, top []string) error {
+// read-only (every mount under it too), at its name in the root, then the
+// policy's binds under them, each reached beneath the root with no
+// symbolic link on the way. After the stand-ins: the copies carry them.
+// libcontainer's recursive bind of the root carries these in turn.
+func bindTop(root string, top []string, binds []earlyBind) error {
 	rootFD, err := unix.Openat2(unix.AT_FDCWD, root, &unix.OpenHow{
 		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
@@ -180,33 +183,49 @@ func bindTop(root string, top []string) error {
 		return fmt.Errorf("open the root %s: %w", root, err)
 	}
 	defer unix.Close(rootFD)
-	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
 	for _, dir := range top {
-		name := strings.TrimPrefix(dir, "/")
-		if name == "" || strings.Contains(name, "/") {
+		if name := strings.TrimPrefix(dir, "/"); name == "" || strings.Contains(name, "/") {
 			return fmt.Errorf("bind %s: not a top-level directory", dir)
 		}
-		target, err := unix.Openat2(rootFD, name, &unix.OpenHow{
-			Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
-			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-		})
-		if err != nil {
-			return fmt.Errorf("bind %s: %w", dir, err)
-		}
-		tree, err := unix.OpenTree(unix.AT_FDCWD, dir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
-		if err == nil {
-			err = unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, attr)
-			if err == nil {
-				err = unix.MoveMount(tree, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
-			}
-			unix.Close(tree)
-		}
-		unix.Close(target)
-		if err != nil {
+		if err := bindInto(rootFD, earlyBind{Dest: dir, Source: dir}); err != nil {
 			return fmt.Errorf("bind %s: %w", dir, err)
 		}
 	}
+	for _, b := range binds {
+		if err := bindInto(rootFD, b); err != nil {
+			return fmt.Errorf("bind %s: %w", b.Dest, err)
+		}
+	}
 	return nil
+}
+
+func bindInto(rootFD int, b earlyBind) error {
+	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+	src, err := unix.Openat2(unix.AT_FDCWD, b.Source, how)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(src)
+	how.Resolve |= unix.RESOLVE_BENEATH
+	target, err := unix.Openat2(rootFD, strings.TrimPrefix(b.Dest, "/"), how)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(target)
+	tree, err := unix.OpenTree(src, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tree)
+	if b.Writable {
+		err = unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV})
+	} else {
+		err = unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV})
+	}
+	if err != nil {
+		return err
+	}
+	return unix.MoveMount(tree, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
 }
 
 // coverAll mounts each stand-in over its path, read-only, in this (the
