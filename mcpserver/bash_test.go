@@ -58,8 +58,8 @@ func TestOutputSchemasFit(t *testing.T) {
 		schema *jsonschema.Schema
 		value  any
 	}{
-		"bash_output": {outputSchema, &shells.OutputResult{ID: "1", Status: "exited", ExitCode: &code}},
-		"list_shells": {listSchema, ShellList{Shells: []*shells.Meta{{ID: "1", Status: "running"}}}},
+		"bash_output": {outputSchema(), &shells.OutputResult{ID: "1", Status: "exited", ExitCode: &code}},
+		"list_shells": {listSchema(), ShellList{Shells: []*shells.Meta{{ID: "1", Status: "running"}}}},
 	} {
 		rs, err := c.schema.Resolve(nil)
 		if err != nil {

@@ -219,7 +219,7 @@ func (s *server) addTools(srv *mcp.Server) {
 			"returns the last 200 lines; at most 64 KiB, the newest), then network requests that were refused. " +
 			"wait_seconds waits for new output.",
 		Annotations:  &mcp.ToolAnnotations{Title: "Read a background shell's output", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-		OutputSchema: outputSchema,
+		OutputSchema: outputSchema(),
 	}, s.output)
 	addTool(srv, &mcp.Tool{Name: "kill_shell", Title: "Stop a background shell",
 		Description: "Stop a background shell: the signal goes to its whole process group, and after the grace " +
@@ -230,7 +230,7 @@ func (s *server) addTools(srv *mcp.Server) {
 		Description: "List every shell this server started, running or finished, with its id, status, command, " +
 			"log path and exposed ports.",
 		Annotations:  &mcp.ToolAnnotations{Title: "List the shells", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)},
-		OutputSchema: listSchema,
+		OutputSchema: listSchema(),
 	}, s.list)
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -40,10 +41,12 @@ type ShellList struct {
 	Shells []*shells.Meta `json:"shells"`
 }
 
-// The output schemas, made once from the types the answers are made of.
+// The output schemas, made once from the types the answers are made of,
+// when a server first needs them: not at every start of the binary
+// (a shell's start runs it twice, none of them a server).
 var (
-	outputSchema = outSchema[shells.OutputResult]()
-	listSchema   = outSchema[ShellList]()
+	outputSchema = sync.OnceValue(outSchema[shells.OutputResult])
+	listSchema   = sync.OnceValue(outSchema[ShellList])
 )
 
 // outSchema is T's schema as an output schema: one type a property, none
