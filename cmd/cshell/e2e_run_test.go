@@ -506,3 +506,41 @@ if os.environ.get("NESTED"):
 		}
 	}
 }
+
+// --rw of a whole top-level directory of the host makes that directory
+// writable inside: its bind is not mistaken for the read-only bind of
+// the same top-level directory that the container's init makes itself.
+// As root the test writes there (in a top-level directory of its own);
+// rootless, where the host's permissions refuse the write anyway, the
+// mount is what it reads.
+func TestRWTopLevelDirectory(t *testing.T) {
+	requireLinux(t)
+	dir := "/opt"
+	if os.Geteuid() == 0 {
+		d, err := os.MkdirTemp("/", "cshell-e2e-rw-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+		writeFile(t, filepath.Join(d, "f"), "not empty\n") // an empty one gets no bind of its own
+		dir = d
+	} else if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		t.Fatalf("no %s on this machine to bind: %v", dir, err)
+	}
+	// The options of the topmost mount on dir, and what a write there
+	// meets: EROFS (read-only), EACCES (the host's permissions) or none.
+	probe := fmt.Sprintf(`awk '$5 == %q {o = $6} END {print o}' /proc/self/mountinfo; touch %s/cshell-e2e-x 2>&1 | grep -o -e 'Read-only' -e 'Permission denied' || echo written`, dir, dir)
+	r := sh(t, "container", t.TempDir(), probe)
+	if !strings.HasPrefix(r.stdout, "ro,") || !strings.Contains(r.stdout, "Read-only") {
+		t.Fatalf("control: %s without --rw: %q %q; want a read-only mount", dir, r.stdout, r.stderr)
+	}
+	r = sh(t, "container", t.TempDir(), probe, "--rw", dir)
+	if !strings.HasPrefix(r.stdout, "rw,") || strings.Contains(r.stdout, "Read-only") {
+		t.Errorf("--rw %s: %q %q; want a writable mount", dir, r.stdout, r.stderr)
+	}
+	if os.Geteuid() == 0 {
+		if _, err := os.Stat(filepath.Join(dir, "cshell-e2e-x")); err != nil || !strings.Contains(r.stdout, "written") {
+			t.Errorf("--rw %s: the file written inside is not on the host: %v (%q)", dir, err, r.stdout)
+		}
+	}
+}
