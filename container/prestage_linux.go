@@ -79,33 +79,21 @@ func RedirectPair() (parent, child *os.File, err error) {
 // rules, or when the init could not open one).
 func RedirectDone(parent *os.File) (*os.File, error) {
 	defer parent.Close()
-	buf := make([]byte, 4096)
-	oob := make([]byte, unix.CmsgSpace(4))
-	n, oobn, _, _, err := unix.Recvmsg(int(parent.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
-	if err != nil || n == 0 {
+	msg, fds, err := recvFDs(parent, 1)
+	if err != nil || len(msg) == 0 {
 		return nil, fmt.Errorf("the container's init gave no answer (%v)", err)
 	}
 	var tracker *os.File
-	if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
-		for _, m := range msgs {
-			fds, _ := unix.ParseUnixRights(&m)
-			for _, fd := range fds {
-				if tracker == nil {
-					tracker = os.NewFile(uintptr(fd), "conntrack")
-				} else {
-					unix.Close(fd)
-				}
-			}
+	if len(fds) == 1 {
+		tracker = os.NewFile(uintptr(fds[0]), "conntrack")
+	}
+	if text := strings.TrimSpace(string(msg)); text != "ok" {
+		if tracker != nil {
+			tracker.Close()
 		}
+		return nil, errors.New(text)
 	}
-	msg := strings.TrimSpace(string(buf[:n]))
-	if msg == "ok" {
-		return tracker, nil
-	}
-	if tracker != nil {
-		tracker.Close()
-	}
-	return nil, errors.New(msg)
+	return tracker, nil
 }
 
 // MaybeRedirect does what the init was asked (the hello on fd 5), and

@@ -211,23 +211,42 @@ func socketPair() (*os.File, *os.File, error) {
 	return os.NewFile(uintptr(fds[0]), "console-parent"), os.NewFile(uintptr(fds[1]), "console-child"), nil
 }
 
-// recvFile receives one descriptor sent with SCM_RIGHTS.
+// recvFile receives one descriptor sent with SCM_RIGHTS, named by the
+// message it came with.
 func recvFile(sock *os.File) (*os.File, error) {
-	buf := make([]byte, 4096) // the sender also sends the file's name
-	oob := make([]byte, unix.CmsgSpace(4))
-	n, oobn, _, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	name, fds, err := recvFDs(sock, 1)
 	if err != nil {
 		return nil, fmt.Errorf("recvmsg: %w", err)
 	}
-	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-	if err != nil || len(msgs) != 1 {
-		return nil, fmt.Errorf("no descriptor received (%d bytes)", n)
+	if len(fds) != 1 {
+		return nil, fmt.Errorf("no descriptor received (%d bytes)", len(name))
 	}
-	fds, err := unix.ParseUnixRights(&msgs[0])
-	if err != nil || len(fds) != 1 {
-		return nil, fmt.Errorf("no descriptor received: %w", err)
+	return os.NewFile(uintptr(fds[0]), string(name)), nil
+}
+
+// recvFDs receives one message and the descriptors sent with it
+// (SCM_RIGHTS, close-on-exec here), at most max: any more are closed.
+func recvFDs(sock *os.File, max int) ([]byte, []int, error) {
+	buf := make([]byte, 4096)
+	oob := make([]byte, unix.CmsgSpace(4*max))
+	n, oobn, _, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, nil, err
 	}
-	return os.NewFile(uintptr(fds[0]), string(buf[:n])), nil
+	var fds []int
+	if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+		for i := range msgs {
+			got, _ := unix.ParseUnixRights(&msgs[i])
+			for _, fd := range got {
+				if len(fds) < max {
+					fds = append(fds, fd)
+				} else {
+					unix.Close(fd)
+				}
+			}
+		}
+	}
+	return buf[:n], fds, nil
 }
 
 // CollectGarbage removes the state of containers whose cshell died.
