@@ -157,7 +157,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	// The container dies with the thread that started it (see run below).
 	cfg.ParentDeathSignal = int(unix.SIGKILL)
 	if s.Redirect {
-		cfg.Networks = nil // the init brings loopback up itself, with the rules (MaybeRedirect)
+		cfg.Networks = nil // the init brings loopback up itself, with the rules (MaybePrestage)
 	}
 
 	c, err := libcontainer.Create(r.stateRoot, s.ID, cfg)
@@ -243,7 +243,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		return nil, explain(fmt.Errorf("start container %s: %w", s.ID, err))
 	}
 	if redirectParent != nil {
-		tracker, err := RedirectDone(redirectParent)
+		tracker, err := PrestageDone(redirectParent)
 		if err != nil {
 			if consoleSock != nil {
 				consoleSock.Close()

@@ -66,18 +66,18 @@ func prestagePair(req prestage) (parent, child *os.File, err error) {
 	return parent, child, nil
 }
 
-// RedirectPair makes the pair that asks an init for the egress's rules
+// RulesPair makes the pair that asks an init for the egress's rules
 // alone: a runner of its own (the tests') hands the child as fd 5 to a
-// process that calls MaybeRedirect, then reads the answer (RedirectDone).
-func RedirectPair() (parent, child *os.File, err error) {
+// process that calls MaybePrestage, then reads the answer (PrestageDone).
+func RulesPair() (parent, child *os.File, err error) {
 	return prestagePair(prestage{Redirect: true})
 }
 
-// RedirectDone reads the init's answer: once it did what it was asked, a
+// PrestageDone reads the init's answer: once it did what it was asked, a
 // netlink socket (netfilter) of the shell's namespace, opened by the
 // init, with which its connection tracking can be read (nil without the
 // rules, or when the init could not open one).
-func RedirectDone(parent *os.File) (*os.File, error) {
+func PrestageDone(parent *os.File) (*os.File, error) {
 	defer parent.Close()
 	msg, fds, err := recvFDs(parent, 1)
 	if err != nil || len(msg) == 0 {
@@ -96,10 +96,10 @@ func RedirectDone(parent *os.File) (*os.File, error) {
 	return tracker, nil
 }
 
-// MaybeRedirect does what the init was asked (the hello on fd 5), and
+// MaybePrestage does what the init was asked (the hello on fd 5), and
 // answers there; any other process, or an init not asked, does nothing.
 // MaybeInit calls it in the container's init.
-func MaybeRedirect() {
+func MaybePrestage() {
 	var st unix.Stat_t
 	if unix.Fstat(prestageFD, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
 		return

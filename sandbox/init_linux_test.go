@@ -43,7 +43,7 @@ const redirectArg = "__test-redirect"
 
 func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == redirectArg {
-		container.MaybeRedirect()
+		container.MaybePrestage()
 		err := syscall.Exec(os.Args[0], append([]string{os.Args[0]}, os.Args[2:]...), os.Environ())
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -219,9 +219,9 @@ func (r *initRunner) start(s *container.Spec) (container.Shell, error) {
 	if s.Redirect {
 		// As in a container: a network namespace of its own (in a user
 		// namespace that maps this user to root), whose rules the first
-		// process sets up (container.MaybeRedirect) before it becomes
+		// process sets up (container.MaybePrestage) before it becomes
 		// PID 1.
-		parent, child, err := container.RedirectPair()
+		parent, child, err := container.RulesPair()
 		if err != nil {
 			return nil, err
 		}
@@ -252,7 +252,7 @@ func (r *initRunner) start(s *container.Spec) (container.Shell, error) {
 	}
 	t.Cleanup(func() { sh.Close() })
 	if redirect != nil {
-		tracker, err := container.RedirectDone(redirect)
+		tracker, err := container.PrestageDone(redirect)
 		if err != nil {
 			sh.Close()
 			return nil, err
