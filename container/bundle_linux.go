@@ -58,7 +58,7 @@ func WriteBundle(dir string, s *Spec) (err error) {
 	if err := os.Chmod(r.hidden, 0o755); err != nil { // a runtime may resolve them as another user
 		return err
 	}
-	sp, _, err := r.spec(s)
+	sp, _, _, err := r.spec(s)
 	if err != nil {
 		return err
 	}

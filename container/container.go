@@ -87,12 +87,8 @@ type Spec struct {
 	// Trust, when set, holds the certificates (PEM) the shell's TLS
 	// clients are told to trust: a container shell reads it at TrustPath,
 	// read-only. The process runner ignores it.
-	Trust      []byte
-	trustFile  string      // where the runner wrote Trust
-	standIns   []standIn   // hidden paths the container's init covers (Linux)
-	covered    []string    // hidden paths under a hidden directory it covers
-	topBinds   []string    // top-level directories it binds into the root
-	earlyBinds []earlyBind // the policy's binds under them it makes
+	Trust     []byte
+	trustFile string // where the runner wrote Trust
 
 	// Token marks the processes of a process-runner shell (TokenVar);
 	// empty: the runner makes one. Containers need none.

@@ -129,11 +129,12 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		defer os.Remove(f)
 		s.trustFile = f
 	}
-	spec, checks, err := r.spec(s)
+	spec, checks, im, err := r.spec(s)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 	}
-	spec.Mounts, checks = r.early(s, spec.Mounts, checks)
+	var binds []earlyBind
+	spec.Mounts, checks, binds = r.early(im, spec.Mounts, checks)
 	// specconv sets the owner of its default devices, which every config
 	// shares (pointers into one package-level list): two starts at once
 	// write them at once, and one start's write meets another's encoding
@@ -193,8 +194,8 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	// each /dev/null when missing before a later one.
 	var redirectParent *os.File
 	passed := []*os.File{s.Sockets, s.Events, nil}
-	if s.Redirect || len(s.standIns) > 0 || len(s.topBinds) > 0 {
-		parent, child, err := prestagePair(prestage{Redirect: s.Redirect, Hide: s.standIns, Root: r.rootfs, Top: s.topBinds, Binds: s.earlyBinds})
+	if s.Redirect || len(im.standIns) > 0 || len(im.topBinds) > 0 {
+		parent, child, err := prestagePair(prestage{Redirect: s.Redirect, Hide: im.standIns, Root: r.rootfs, Top: im.topBinds, Binds: binds})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 		}
@@ -413,7 +414,7 @@ func (sh *ctr) Close() error {
 // spec builds the OCI runtime spec of a shell: the host's filesystem
 // read-only, the policy's writable, read-only and hidden paths, private
 // /tmp, /run and /dev, and every namespace, with no capability left.
-func (r *containerRunner) spec(s *Spec) (*specs.Spec, []mountCheck, error) {
+func (r *containerRunner) spec(s *Spec) (*specs.Spec, []mountCheck, initMounts, error) {
 	uid, gid := uint32(os.Geteuid()), uint32(os.Getegid())
 	noCaps := &specs.LinuxCapabilities{Bounding: []string{}, Effective: []string{}, Permitted: []string{}}
 	sp := &specs.Spec{
@@ -500,12 +501,20 @@ func (r *containerRunner) spec(s *Spec) (*specs.Spec, []mountCheck, error) {
 		sp.Linux.Sysctl["kernel.shmall"] = strconv.FormatInt(pages, 10)
 		sp.Linux.Sysctl["kernel.shmmax"] = strconv.FormatInt(s.Limits.Memory/4, 10)
 	}
-	binds, checks, err := r.binds(s)
+	binds, checks, im, err := r.binds(s)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, im, err
 	}
 	sp.Mounts = append(sp.Mounts, binds...)
-	return sp, checks, nil
+	return sp, checks, im, nil
+}
+
+// initMounts is what of a shell's mounts its container's init can make
+// itself (prestage_linux.go), as binds found them.
+type initMounts struct {
+	standIns []standIn // hidden paths the init covers
+	covered  []string  // hidden paths under a hidden directory it covers
+	topBinds []string  // top-level directories it binds into the root
 }
 
 // binds lists the bind mounts: each top-level host directory read-only,
@@ -514,13 +523,14 @@ func (r *containerRunner) spec(s *Spec) (*specs.Spec, []mountCheck, error) {
 // down to a deeper mount becomes a mount point itself, so that no shell
 // can rename it and carry a hidden path, cshell's state or a read-only
 // path away with it (rename(2) refuses a mount point: EBUSY).
-func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
+func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, initMounts, error) {
+	var im initMounts
 	ro := []string{"rbind", "rro", "nosuid", "nodev"}
 	rw := []string{"rbind", "rw", "nosuid", "nodev"}
 	var top []specs.Mount
 	entries, err := os.ReadDir("/")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, im, err
 	}
 	for _, e := range entries {
 		name := "/" + e.Name()
@@ -532,9 +542,8 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 		}
 		top = append(top, specs.Mount{Destination: name, Type: "bind", Source: name, Options: ro})
 	}
-	s.topBinds = nil
 	for _, m := range top {
-		s.topBinds = append(s.topBinds, m.Source)
+		im.topBinds = append(im.topBinds, m.Source)
 	}
 	type bind struct {
 		path     string
@@ -564,7 +573,7 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 			continue
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("make %s to hide it: %w", m.Path, err)
+			return nil, nil, im, fmt.Errorf("make %s to hide it: %w", m.Path, err)
 		}
 		hide = append(hide, m.Path)
 	}
@@ -600,7 +609,7 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 			src = b.source
 		}
 		if err := bindAs(b.path, src, opts); err != nil {
-			return nil, nil, err
+			return nil, nil, im, err
 		}
 	}
 	// A stand-in is made by the container's init before libcontainer
@@ -640,21 +649,20 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 		return false
 	}
 	slices.SortFunc(hide, func(a, b string) int { return depth(a) - depth(b) })
-	s.standIns, s.covered = nil, nil
 	for _, p := range hide {
 		src := filepath.Join(r.hidden, "file")
 		if st, err := os.Lstat(p); err == nil && st.IsDir() {
 			src = filepath.Join(r.hidden, "dir")
 		}
 		if err := bindAs(p, src, []string{"bind", "ro", "nosuid", "nodev", "noexec"}); err != nil {
-			return nil, nil, err
+			return nil, nil, im, err
 		}
 		switch {
 		case holds(p) || !shown(p):
-		case slices.ContainsFunc(s.standIns, func(e standIn) bool { return e.Dir && underOrSame(p, e.Dest) }):
-			s.covered = append(s.covered, p) // under a hidden directory already: out of sight with it
+		case slices.ContainsFunc(im.standIns, func(e standIn) bool { return e.Dir && underOrSame(p, e.Dest) }):
+			im.covered = append(im.covered, p) // under a hidden directory already: out of sight with it
 		default:
-			s.standIns = append(s.standIns, standIn{Dest: p, Source: src, Dir: strings.HasSuffix(src, "dir")})
+			im.standIns = append(im.standIns, standIn{Dest: p, Source: src, Dir: strings.HasSuffix(src, "dir")})
 		}
 	}
 	// Pin the directories between a writable mount and a deeper mount.
@@ -683,7 +691,7 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 				continue
 			}
 			if err := bindAs(a, a, rw); err != nil {
-				return nil, nil, err
+				return nil, nil, im, err
 			}
 		}
 	}
@@ -712,7 +720,7 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 		mounts = append(mounts, specs.Mount{Destination: TrustPath, Type: "bind", Source: s.trustFile,
 			Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
 	}
-	return mounts, checks, nil
+	return mounts, checks, im, nil
 }
 
 // early takes out of a shell's mounts (and their checks) what its
@@ -720,20 +728,20 @@ func (r *containerRunner) binds(s *Spec) ([]specs.Mount, []mountCheck, error) {
 // (prestage_linux.go), a few calls each instead of a mount entry's checks
 // (about 45 calls and two mounts each): the top-level binds (the first
 // bind of each: a policy's bind of the same directory stays), the
-// policy's binds under them (s.earlyBinds) but those a hidden path that
+// policy's binds under them (returned) but those a hidden path that
 // stays a mount entry lies over (it must come first), and the stand-ins
 // that binds carry. A bundle for another runtime keeps them all.
-func (r *containerRunner) early(s *Spec, mounts []specs.Mount, checks []mountCheck) ([]specs.Mount, []mountCheck) {
+func (r *containerRunner) early(im initMounts, mounts []specs.Mount, checks []mountCheck) ([]specs.Mount, []mountCheck, []earlyBind) {
 	standIn := map[string]string{} // destination -> source
-	for _, h := range s.standIns {
+	for _, h := range im.standIns {
 		standIn[h.Dest] = h.Source
 	}
 	covered := map[string]bool{}
-	for _, p := range s.covered {
+	for _, p := range im.covered {
 		covered[p] = true
 	}
 	top := map[string]bool{}
-	for _, t := range s.topBinds {
+	for _, t := range im.topBinds {
 		top[t] = true
 	}
 	isStandIn := func(m specs.Mount) bool {
@@ -742,8 +750,10 @@ func (r *containerRunner) early(s *Spec, mounts []specs.Mount, checks []mountChe
 	// In the mounts' order (the top-level binds, then shallowest first): a
 	// bind under one that stays a mount entry must stay one too, made
 	// after it.
-	var kept []string
-	s.earlyBinds = nil
+	var (
+		kept  []string
+		binds []earlyBind
+	)
 	topDone := map[string]bool{} // the first bind of a top-level directory is its own (binds lists them first)
 	mounts = slices.DeleteFunc(mounts, func(m specs.Mount) bool {
 		if m.Type != "bind" {
@@ -762,11 +772,11 @@ func (r *containerRunner) early(s *Spec, mounts []specs.Mount, checks []mountChe
 			kept = append(kept, m.Destination)
 			return false
 		}
-		s.earlyBinds = append(s.earlyBinds, earlyBind{Dest: m.Destination, Source: m.Source, Writable: slices.Contains(m.Options, "rw")})
+		binds = append(binds, earlyBind{Dest: m.Destination, Source: m.Source, Writable: slices.Contains(m.Options, "rw")})
 		return true
 	})
 	checks = slices.DeleteFunc(checks, func(c mountCheck) bool { return covered[c.path] })
-	return mounts, checks
+	return mounts, checks, binds
 }
 
 // writeTrust writes a shell's trusted certificates into a file of its
