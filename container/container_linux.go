@@ -190,9 +190,9 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		n := uint64(s.Limits.Pids)
 		p.Rlimits = []configs.Rlimit{{Type: unix.RLIMIT_NPROC, Hard: n, Soft: n}}
 	}
-	// fd 3: the factory, fd 4: the events pipe, fd 5: the rules' pair,
+	// fd 3: the factory, fd 4: the events pipe, fd 5: the init's request,
 	// each /dev/null when missing before a later one.
-	var redirectParent *os.File
+	var prestageParent *os.File
 	passed := []*os.File{s.Sockets, s.Events, nil}
 	if s.Redirect || len(im.standIns) > 0 || len(im.topBinds) > 0 {
 		parent, child, err := prestagePair(prestage{Redirect: s.Redirect, Hide: im.standIns, Root: r.rootfs, Top: im.topBinds, Binds: binds})
@@ -200,7 +200,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 			return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 		}
 		defer child.Close()
-		redirectParent, passed[2] = parent, child
+		prestageParent, passed[2] = parent, child
 	}
 	for len(passed) > 0 && passed[len(passed)-1] == nil {
 		passed = passed[:len(passed)-1]
@@ -216,8 +216,8 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		}
 	}
 	p.ExtraFiles = passed
-	if redirectParent != nil {
-		defer redirectParent.Close()
+	if prestageParent != nil {
+		defer prestageParent.Close()
 	}
 	var consoleSock *os.File
 	if s.Terminal {
@@ -243,8 +243,8 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		_ = c.Destroy()
 		return nil, explain(fmt.Errorf("start container %s: %w", s.ID, err))
 	}
-	if redirectParent != nil {
-		tracker, err := PrestageDone(redirectParent)
+	if prestageParent != nil {
+		tracker, err := PrestageDone(prestageParent)
 		if err != nil {
 			if consoleSock != nil {
 				consoleSock.Close()

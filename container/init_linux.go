@@ -18,7 +18,7 @@ import (
 // signal N); the kernel then ends whatever else is left in the namespace.
 func MaybeInit() {
 	if len(os.Args) > 1 && os.Args[1] == "init" {
-		MaybePrestage() // the stand-ins and the egress's rules, when asked for
+		MaybePrestage() // the stand-ins, binds and the egress's rules, when asked for
 		libcontainer.Init()
 	}
 	if len(os.Args) > 2 && os.Args[1] == probeArg {

@@ -12,15 +12,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The container's init does two things before libcontainer's own start-up
-// (MaybeInit), where it alone holds every capability over the shell's
-// namespaces: it covers hidden paths with their stand-ins (standIns),
-// and makes the egress's rules (redirect). It is asked on a socket pair
-// whose child end is its fd 5 (after the factory and the events pipe,
-// before anything libcontainer passes), recognised by prestageHello
-// waiting on it, followed by the request's length (4 bytes, host order)
-// and the request (JSON). It answers "ok" (with the netfilter socket
-// when it made the rules), or why not, and goes on.
+// The container's init does three things before libcontainer's own
+// start-up (MaybeInit), where it alone holds every capability over the
+// shell's namespaces: it covers hidden paths with their stand-ins
+// (coverAll), binds the top-level directories and the policy's binds
+// under them into the root (bindTop), and makes the egress's rules
+// (redirect). It is asked on a socket pair whose child end is its fd 5
+// (after the factory and the events pipe, before anything libcontainer
+// passes), recognised by prestageHello waiting on it, followed by the
+// request's length (4 bytes, host order) and the request (JSON). It
+// answers "ok" (with the netfilter socket when it made the rules), or why
+// not, and goes on.
 const (
 	prestageFD    = 5
 	prestageHello = "cshell-prestage-1\n"
@@ -206,11 +208,19 @@ func bindInto(rootFD int, b earlyBind) error {
 	}
 	defer unix.Close(tree)
 	if b.Writable {
-		err = unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV})
-	} else {
-		err = unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV})
+		return place(tree, target, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, false)
 	}
-	if err != nil {
+	return place(tree, target, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, true)
+}
+
+// place sets attr on a detached copy of mounts (open_tree), on its top
+// mount or, recursive, on every mount it holds, and moves it onto target.
+func place(tree, target int, attr uint64, recursive bool) error {
+	flags := unix.AT_EMPTY_PATH
+	if recursive {
+		flags |= unix.AT_RECURSIVE
+	}
+	if err := unix.MountSetattr(tree, "", uint(flags), &unix.MountAttr{Attr_set: attr}); err != nil {
 		return err
 	}
 	return unix.MoveMount(tree, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
@@ -250,9 +260,5 @@ func cover(h standIn) error {
 		return fmt.Errorf("copy the stand-in: %w", err)
 	}
 	defer unix.Close(tree)
-	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
-	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, attr); err != nil {
-		return fmt.Errorf("make the stand-in read-only: %w", err)
-	}
-	return unix.MoveMount(tree, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+	return place(tree, target, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, false)
 }
