@@ -10,7 +10,8 @@
 // The pieces are static, built once with the binary from this
 // architecture's own system call numbers (the kernel headers' __NR_
 // constants, and the numbers below for calls newer than them); a start
-// only puts the pieces its shell needs one after the other.
+// puts the pieces its shell needs together: those whose arguments decide
+// one after the other, the plain ones as ranges of call numbers (build).
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -335,16 +336,18 @@ static const struct sock_filter mounts[] = {
 	DENY(__NR_setns), DENY(__NR_sethostname), DENY(__NR_setdomainname),
 };
 
-// The allowlist, then ENOSYS for every call left.
+// The allowlist; every call left gets ENOSYS.
 static const struct sock_filter allowed[] = {
 #include "seccomp_allow_linux.h"
-	FAIL(ENOSYS),
 };
 
 _Static_assert(sizeof(sockets) / sizeof(sockets[0]) == 34, "the socket rule's jump counts assume 34 instructions");
 _Static_assert(sizeof(personas) / sizeof(personas[0]) == 11, "the personality rule's jump counts assume 11 instructions");
 
 #define MAX_PROG 2048
+// Calls are numbered below this on both architectures (466 is the highest
+// in 6.18); a piece naming one past it is refused, as is any call there.
+#define MAX_NR 1024
 
 static struct sock_filter prog[MAX_PROG];
 static unsigned short prog_len;
@@ -356,10 +359,65 @@ static void put(const struct sock_filter *p, size_t n)
 }
 #define PUT(p) put((p), sizeof(p) / sizeof((p)[0]))
 
-// build puts the program of a shell together.
-static void build(int allow_userns, int egress_on, int quiet, int root, int tell_writes)
+// The verdicts of the plain pieces (a verdict for a call whatever its
+// arguments: IS(nr, 1) then a return, pair after pair), by call number;
+// the first piece to name a call decides, as in a list of such pairs.
+static unsigned verdict[MAX_NR];
+static unsigned char decided[MAX_NR];
+
+static int note(const struct sock_filter *p, size_t n)
+{
+	if (n % 2)
+		return -1;
+	for (size_t i = 0; i < n; i += 2) {
+		if (p[i].code != (BPF_JMP | BPF_JEQ | BPF_K) || p[i].jt != 0 || p[i].jf != 1 ||
+		    p[i + 1].code != (BPF_RET | BPF_K) || p[i].k >= MAX_NR)
+			return -1;
+		if (!decided[p[i].k]) {
+			verdict[p[i].k] = p[i + 1].k;
+			decided[p[i].k] = 1;
+		}
+	}
+	return 0;
+}
+#define NOTE(p) note((p), sizeof(p) / sizeof((p)[0]))
+
+// put_verdicts ends the program with the plain pieces' verdicts as ranges
+// of call numbers, ENOSYS for every call none names: two instructions a
+// range, where the pairs took two a call. The kernel's time to take a
+// filter (its checks, the translation and the JIT) grows with its length,
+// and every shell's PID 1 pays it before the command starts; calls with a
+// verdict of ALLOW whatever their arguments never run the program at all
+// (the kernel caches them), so their order costs nothing once it runs.
+static int put_verdicts(void)
+{
+	unsigned nr = 0, cur, v;
+
+	while (nr < MAX_NR) {
+		cur = decided[nr] ? verdict[nr] : (unsigned)(SECCOMP_RET_ERRNO | ENOSYS);
+		while (nr + 1 < MAX_NR && (decided[nr + 1] ? verdict[nr + 1] : (unsigned)(SECCOMP_RET_ERRNO | ENOSYS)) == cur)
+			nr++;
+		if (prog_len + 3 > MAX_PROG)
+			return -1;
+		// A > nr: on to the next range; else this range's verdict.
+		prog[prog_len++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, nr, 1, 0);
+		prog[prog_len++] = (struct sock_filter)RET(cur);
+		nr++;
+	}
+	v = SECCOMP_RET_ERRNO | ENOSYS;
+	prog[prog_len++] = (struct sock_filter)RET(v);
+	return 0;
+}
+
+// build puts the program of a shell together: the pieces whose arguments
+// decide, then the plain ones as ranges (put_verdicts). No call is in
+// both kinds, so the order between them decides nothing
+// (TestFilterCompaction holds this against the pieces one after the
+// other: linear).
+static int build(int allow_userns, int egress_on, int quiet, int root, int tell_writes, int linear)
 {
 	prog_len = 0;
+	memset(decided, 0, sizeof(decided));
 	PUT(head);
 	if (egress_on && tell_writes)
 		PUT(opens_told); // before modes: the first rule for a call decides
@@ -367,31 +425,53 @@ static void build(int allow_userns, int egress_on, int quiet, int root, int tell
 		PUT(modes_told);
 	else
 		PUT(modes);
-	PUT(direct);
+#define PLAIN(p)                     \
+	do {                         \
+		if (linear)          \
+			PUT(p);      \
+		else if (NOTE(p) < 0) \
+			return -1;   \
+	} while (0)
+	PLAIN(direct);
 	PUT(sockets);
 	PUT(personas);
 	if (allow_userns)
-		PUT(ns_nested);
+		PLAIN(ns_nested);
 	else if (quiet)
 		PUT(ns_quiet);
 	else
 		PUT(ns_ask);
 	if (allow_userns && root && egress_on)
-		PUT(no_xattr_told);
+		PLAIN(no_xattr_told);
 	else if (allow_userns && root)
-		PUT(no_xattr);
+		PLAIN(no_xattr);
 	else
-		PUT(xattr);
-	PUT(denied);
+		PLAIN(xattr);
+	PLAIN(denied);
 	if (!allow_userns)
-		PUT(mounts);
-	PUT(allowed);
+		PLAIN(mounts);
+	PLAIN(allowed);
+#undef PLAIN
+	if (linear) {
+		prog[prog_len++] = (struct sock_filter)FAIL(ENOSYS);
+		return 0;
+	}
+	return put_verdicts();
 }
 
 _Static_assert(sizeof(head) + sizeof(opens_told) + sizeof(modes_told) + sizeof(direct) + sizeof(sockets) + sizeof(personas) +
 		       sizeof(ns_nested) + sizeof(ns_ask) + sizeof(no_xattr) + sizeof(xattr) + sizeof(denied) + sizeof(mounts) +
-		       sizeof(allowed) <= MAX_PROG * sizeof(struct sock_filter),
+		       sizeof(allowed) + sizeof(struct sock_filter) <= MAX_PROG * sizeof(struct sock_filter),
 	       "the filter fits its buffer");
+
+int cshell_filter_program(int allow_userns, int egress_on, int quiet, int root, int tell_writes, int linear,
+			  struct sock_filter *out, int max)
+{
+	if (build(allow_userns, egress_on, quiet, root, tell_writes, linear) < 0 || prog_len > max)
+		return -1;
+	memcpy(out, prog, prog_len * sizeof(*prog));
+	return prog_len;
+}
 
 int cshell_seccomp(int allow_userns, int egress_on, int root, int tell_writes)
 {
@@ -400,7 +480,10 @@ int cshell_seccomp(int allow_userns, int egress_on, int root, int tell_writes)
 
 	// runc set no_new_privs; without it the kernel refuses a filter from a
 	// process without CAP_SYS_ADMIN, which is what a shell is.
-	build(allow_userns, egress_on, 0, root, tell_writes);
+	if (build(allow_userns, egress_on, 0, root, tell_writes, 0) < 0) {
+		errno = EINVAL;
+		return -1;
+	}
 	p.len = prog_len;
 	if (allow_userns && !egress_on)
 		return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &p) < 0 ? -1 : -2;
@@ -409,7 +492,10 @@ int cshell_seccomp(int allow_userns, int egress_on, int root, int tell_writes)
 		return fd;
 	// A kernel without user notification (before 5.0): refuse quietly,
 	// and tell nothing.
-	build(allow_userns, 0, 1, root, 0);
+	if (build(allow_userns, 0, 1, root, 0, 0) < 0) {
+		errno = EINVAL;
+		return -1;
+	}
 	p.len = prog_len;
 	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &p) < 0 ? -1 : -2;
 }

@@ -10,3 +10,11 @@ int cshell_seccomp(int allow_userns, int egress, int root, int tell_writes);
 // cshell_answer answers one call handed over on listener with EPERM and
 // returns its number, or -1.
 int cshell_answer(int listener);
+
+// cshell_filter_program writes the filter cshell_seccomp would install for
+// these flags into out (at most max instructions) and returns its length,
+// -1 on an error; linear: its pieces one after the other, as the source
+// lists them, with no range table (for tests: seccomp_linux_test.go).
+struct sock_filter;
+int cshell_filter_program(int allow_userns, int egress_on, int quiet, int root, int tell_writes, int linear,
+			  struct sock_filter *out, int max);
