@@ -29,9 +29,13 @@ import (
 // containerSupported is true: Linux has the namespaces a container needs.
 const containerSupported = true
 
-// initPath is where the cshell binary appears inside every container; the
-// container's PID 1 runs it as the tiny init (see Pid1).
-const initPath = "/.cshell/cshell"
+// InitDir holds cshell's own files inside every container: initPath, the
+// cshell binary, which the container's PID 1 runs as the tiny init (see
+// Pid1).
+const (
+	InitDir  = "/.cshell"
+	initPath = InitDir + "/cshell"
+)
 
 // pid1Arg is the hidden argument that makes the binary act as PID 1.
 const pid1Arg = "__pid1"

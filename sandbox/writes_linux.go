@@ -85,8 +85,8 @@ func (w *writes) judge(o container.OpenCall) {
 		}
 		host, shown = o.Dir+"/"+o.Path, filepath.Join(base, o.Path)
 	}
-	if !filepath.IsAbs(shown) || underAny(shown, "/proc", "/sys", "/dev") {
-		return // the kernel's own files, not the user's to give
+	if !filepath.IsAbs(shown) || underAny(shown, "/proc", "/sys", "/dev", container.InitDir) {
+		return // the kernel's own files, or cshell's: not the user's to give
 	}
 	if underAny(shown, w.writable...) && !underAny(shown, w.readOnly...) {
 		return // writable by the shell's policy: nothing to tell

@@ -66,18 +66,20 @@ func TestWriteViolation(t *testing.T) {
 // machine (its root, as /proc/PID/root leads to one): /work writable,
 // /work/ro read-only in it, /hidden a hidden stand-in (mode 0), /open
 // an ordinary directory with a hidden file, /closed a directory no one
-// but root may search.
+// but root may search, /.cshell/cshell a stand-in for cshell's own init.
 func judgeFixture(t *testing.T) (root string, w *writes, told *violations) {
 	root = t.TempDir()
-	for _, d := range []string{"work/ro", "hidden", "open", "closed"} {
+	for _, d := range []string{"work/ro", "hidden", "open", "closed", ".cshell"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(root, "open", "stand-in"), nil, 0o600); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{"open/stand-in", ".cshell/cshell"} {
+		if err := os.WriteFile(filepath.Join(root, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
-	for p, mode := range map[string]os.FileMode{"hidden": 0, "open/stand-in": 0, "work/ro": 0, "closed": 0o600} {
+	for p, mode := range map[string]os.FileMode{"hidden": 0, "open/stand-in": 0, ".cshell/cshell": 0, "work/ro": 0, "closed": 0o600} {
 		if err := os.Chmod(filepath.Join(root, p), mode); err != nil {
 			t.Fatal(err)
 		}
@@ -94,8 +96,8 @@ func judgeFixture(t *testing.T) (root string, w *writes, told *violations) {
 
 // TestJudge: a write refused because its place is hidden is told once,
 // naming the hidden place; writes the policy allows, the kernel's own
-// files, places that are writable, and files that are not created are
-// not told.
+// files, cshell's own init, places that are writable, and files that are
+// not created are not told.
 func TestJudge(t *testing.T) {
 	root, w, told := judgeFixture(t)
 	wr, create := unix.O_WRONLY, unix.O_WRONLY|unix.O_CREAT
@@ -117,6 +119,7 @@ func TestJudge(t *testing.T) {
 		{"/open/stand-in", wr, "/open/stand-in is hidden from shells"},
 		{"/work/ro/new", create, "/work/ro is hidden from shells"}, // read-only within a writable place
 		{"/work/../hidden/x", create, ""},                          // cleaned: /hidden, told already
+		{"/.cshell/cshell", wr, ""},                                // cshell's own init: nothing for --rw to give
 	} {
 		before := len(told.all())
 		w.judge(container.OpenCall{Pid: os.Getpid(), Path: c.path, Root: root, Dir: "/nonexistent/cwd", Flags: c.flags})
