@@ -51,3 +51,5 @@ require (
 	golang.org/x/text v0.37.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
+
+replace github.com/opencontainers/runc => ./third_party/runc

@@ -177,6 +177,15 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		NoNewPrivileges: &nnp,
 		Capabilities:    &configs.Capabilities{},
 		Init:            true,
+		// Rootless, libcontainer cannot seal its binary with an overlayfs
+		// and copies all of it into a memfd for each start (a third of a
+		// rootless start). The copy guards against a container process
+		// reaching runc init's executable; here none exists while runc
+		// init runs (a new PID namespace, this is its first process), and
+		// runc init then executes the read-only bind at initPath. Root
+		// keeps the seal, which costs it nothing. docs/security.md,
+		// "The cshell binary".
+		NoExeClone: !fullRoot(),
 	}
 	if s.AllowUserNamespaces {
 		// A user namespace that maps root needs its maker to have held

@@ -32,7 +32,7 @@ step() { printf '\n=== %s\n' "$*"; }
 
 step "host set-up"
 need=()
-for pkg in procps python3 util-linux passwd gcc curl git iproute2 runc crun bubblewrap debootstrap containerd docker.io podman e2fsprogs; do
+for pkg in procps python3 util-linux passwd gcc patch curl git iproute2 runc crun bubblewrap debootstrap containerd docker.io podman e2fsprogs; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 # Node.js and npm run the npm MCP SDK client of the serve tests; this
@@ -153,7 +153,7 @@ if [ ! -e "$work/cred/ready" ]; then
 fi
 export CSHELL_TEST_CRED_REMOTE=$remote:8443 CSHELL_TEST_CRED_DIR=$work/cred
 
-step "gofmt and go vet (linux, darwin, windows)"
+step "gofmt, go vet (linux, darwin, windows), third_party/runc as released and patched"
 bad=$(gofmt -l .)
 if [ -n "$bad" ]; then
 	echo "gofmt would change: $bad" >&2
@@ -166,6 +166,7 @@ for target in darwin/amd64 darwin/arm64 windows/amd64; do
 	GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go build -o /dev/null ./cmd/cshell
 	echo "$target: vet and build ok"
 done
+hack/update-runc.sh --check
 
 step "man pages and completions (hack/gendocs.sh)"
 hack/gendocs.sh "$work/docs" >/dev/null

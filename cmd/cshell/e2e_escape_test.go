@@ -546,3 +546,69 @@ func TestControlCharactersRefused(t *testing.T) {
 		}
 	}
 }
+
+// pyBinaryAttacks tries to write the cshell binary from inside a shell
+// (CVE-2019-5736's way in): through every process's /proc/PID/exe and
+// through /.cshell/cshell, where the shell's PID 1 comes from, opened for
+// writing directly and reopened for writing from an O_PATH descriptor,
+// then renamed and removed. It prints one line for each try.
+const pyBinaryAttacks = `python3 -c '
+import os
+tries = [("/.cshell/cshell", "/.cshell/cshell")]
+for pid in sorted(p for p in os.listdir("/proc") if p.isdigit()):
+    tries.append(("exe of pid " + pid, "/proc/" + pid + "/exe"))
+for what, path in tries:
+    try:
+        os.close(os.open(path, os.O_WRONLY)); print("WROTE", what)
+    except OSError as e:
+        print("refused open", what, e.strerror)
+    try:
+        fd = os.open(path, os.O_PATH)
+        try:
+            os.close(os.open("/proc/self/fd/%d" % fd, os.O_RDWR)); print("WROTE reopened", what)
+        finally:
+            os.close(fd)
+    except OSError as e:
+        print("refused reopen", what, e.strerror)
+for what, f in [("rename", lambda: os.rename("/.cshell/cshell", "/.cshell/old")),
+                ("unlink", lambda: os.unlink("/.cshell/cshell"))]:
+    try:
+        f(); print("DONE", what)
+    except OSError as e:
+        print("refused", what, e.strerror)
+' `
+
+// TestBinaryOutOfReach: a shell cannot write the cshell binary it was
+// started from, even one its user owns and may write on the host. Rootless,
+// runc init runs from the binary itself rather than a sealed copy
+// (third_party/runc.patch), so this is what holds the binary: no process
+// of the shell exists before PID 1 executes the read-only bind, and PID 1
+// is not dumpable.
+func TestBinaryOutOfReach(t *testing.T) {
+	requireLinux(t)
+	self := filepath.Join(t.TempDir(), "cshell")
+	data, err := os.ReadFile(cshellBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, self, string(data))
+	if err := os.Chmod(self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, flags := range [][]string{nil, {"--allow-userns"}} {
+		cmd := exec.Command(self, append(append([]string{"run"}, flags...), "--", pyBinaryAttacks)...)
+		cmd.Dir = t.TempDir()
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		got := out.String()
+		if err != nil || strings.Contains(got, "WROTE") || strings.Contains(got, "DONE") ||
+			strings.Count(got, "refused open") < 2 || !strings.Contains(got, "refused reopen exe of pid 1 ") ||
+			!strings.Contains(got, "refused rename") || !strings.Contains(got, "refused unlink") {
+			t.Errorf("%v: the binary within reach: %v, out %q err %q", flags, err, got, errb.String())
+		}
+	}
+	if now, err := os.ReadFile(self); err != nil || string(now) != string(data) {
+		t.Errorf("the cshell binary changed on the host (%v)", err)
+	}
+}

@@ -48,7 +48,7 @@ func readBuildInfo() buildInfo {
 	}
 	for _, d := range bi.Deps {
 		if d.Path == "github.com/opencontainers/runc" {
-			v.Libcontainer = d.Version
+			v.Libcontainer = libcontainerVersion(d)
 		}
 	}
 	switch {
@@ -61,6 +61,16 @@ func readBuildInfo() buildInfo {
 		v.Version = "dev"
 	}
 	return v
+}
+
+// libcontainerVersion is runc's release, marked +cshell when the build
+// takes it from third_party/runc, the release with cshell's patch
+// (go.mod's replace; hack/update-runc.sh).
+func libcontainerVersion(d *debug.Module) string {
+	if d.Replace != nil && (d.Replace.Version == "" || d.Replace.Version == "(devel)") {
+		return d.Version + "+cshell"
+	}
+	return d.Version
 }
 
 // shortCommit is a commit's first 12 hex digits, as git shows it.

@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"runtime/debug"
+	"testing"
+)
 
 func TestVersionLine(t *testing.T) {
 	cases := []struct {
@@ -21,5 +24,13 @@ func TestVersionLine(t *testing.T) {
 	}
 	if v := readBuildInfo(); v.Version == "" || v.Go == "" || v.Libcontainer == "" {
 		t.Errorf("build information lacks a field: %+v", v)
+	}
+	runc := &debug.Module{Path: "github.com/opencontainers/runc", Version: "v1.5.3"}
+	if got := libcontainerVersion(runc); got != "v1.5.3" {
+		t.Errorf("the release itself: %q", got)
+	}
+	runc.Replace = &debug.Module{Path: "./third_party/runc"}
+	if got := libcontainerVersion(runc); got != "v1.5.3+cshell" {
+		t.Errorf("the patched copy: %q", got)
 	}
 }

@@ -15,7 +15,8 @@
 #   cli          cshell's exec until libcontainer execs `runc init`: Go start,
 #                cshell's preparation, libcontainer.Create, sealing the binary
 #     copy       of it: libcontainer copying the binary into a memfd
-#                (rootless; root seals it with overlayfs instead)
+#                (none since cshell's patch of libcontainer skips it
+#                rootless; root seals it with overlayfs instead)
 #   parent       `runc init` exec until nsexec's first fork: what the parent
 #                does before it sends the bootstrap data, mostly moving the
 #                init into its cgroups (root; rootless has none on cgroup v1)

@@ -1,0 +1,2 @@
+// Package userns provides helpers for interacting with Linux user namespaces.
+package userns
