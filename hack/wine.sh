@@ -1,5 +1,6 @@
 #!/bin/bash
-# cshell's Windows end-to-end tests (hack/wine/e2e_windows_test.go), run
+# cshell's Windows end-to-end tests (hack/wine/e2e_windows_test.go), and
+# the unit tests of internal/safefs, whose Windows side differs, run
 # under wine 10 from Debian 13 in a root of their own: foreground runs,
 # background shells (start, output, ps, wait, kill of the whole tree, the
 # refused graceful signal, --timeout, a lost supervisor, --owner-pid,
@@ -55,12 +56,17 @@ trap 'exit 143' TERM
 
 echo "# building cshell.exe and the tests for windows/amd64"
 (cd "$REPO" && GOOS=windows GOARCH=amd64 go build -o "$W/cshell.exe" ./cmd/cshell &&
-	GOOS=windows GOARCH=amd64 go test -c -o "$W/wine.test.exe" ./hack/wine/) || die "the windows build failed"
+	GOOS=windows GOARCH=amd64 go test -c -o "$W/wine.test.exe" ./hack/wine/ &&
+	GOOS=windows GOARCH=amd64 go test -c -o "$W/safefs.test.exe" ./internal/safefs) || die "the windows build failed"
 inside=/root/$(basename "$W")
 echo "# $(in_root wine --version 2>/dev/null) | $(uname -r)"
 # wine's processes keep the descriptors of the process that started them:
 # the tests write to a file, not to a pipe something would wait on.
 rc=0
+# First the unit tests of what behaves differently on Windows (safefs:
+# replacing a file another process holds open), then the end-to-end ones.
+in_root /usr/bin/timeout 300 /bin/sh -c "cd $inside && wine safefs.test.exe -test.v -test.count=1 >$inside/unit.log 2>&1" || rc=$?
+grep -v 'XDG_RUNTIME_DIR' "$W/unit.log" || true
 in_root /usr/bin/timeout 600 /bin/sh -c "cd $inside && CSHELL_BIN='Z:${inside//\//\\}\\cshell.exe' wine wine.test.exe -test.v -test.count=1 >$inside/test.log 2>&1" || rc=$?
 grep -v 'XDG_RUNTIME_DIR' "$W/test.log" || true
 exit "$rc"

@@ -1,9 +1,13 @@
 package safefs
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"time"
+
+	"golang.org/x/sys/windows"
 )
 
 // Dir is a directory held open by handle. Windows has no container
@@ -84,7 +88,11 @@ func (d *Dir) RemoveAll(rel string) error {
 	return d.root.RemoveAll(rel)
 }
 
-// Rename renames from to to, both beneath d.
+// Rename renames from to to, both beneath d. Windows refuses to replace a
+// file that is open, even one opened with FILE_SHARE_DELETE as a Dir opens
+// files (a reader of a shell's record, say), so a refused rename is tried
+// again until renameWait has passed; readers hold such files for moments
+// only.
 func (d *Dir) Rename(from, to string) error {
 	if _, err := split(from); err != nil {
 		return err
@@ -92,7 +100,24 @@ func (d *Dir) Rename(from, to string) error {
 	if _, err := split(to); err != nil {
 		return err
 	}
-	return d.root.Rename(from, to)
+	deadline := time.Now().Add(renameWait)
+	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
+		err := d.root.Rename(from, to)
+		if err == nil || !heldOpen(err) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(pause)
+	}
+}
+
+// renameWait bounds how long Rename waits for another process to let go.
+const renameWait = 2 * time.Second
+
+// heldOpen reports whether err is Windows refusing to replace or move a
+// file that is open elsewhere.
+func heldOpen(err error) bool {
+	return errors.Is(err, windows.ERROR_ACCESS_DENIED) || errors.Is(err, windows.ERROR_SHARING_VIOLATION) ||
+		errors.Is(err, windows.ERROR_LOCK_VIOLATION)
 }
 
 // Lstat describes rel itself.
