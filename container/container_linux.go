@@ -184,7 +184,7 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		// init runs (a new PID namespace, this is its first process), and
 		// runc init then executes the read-only bind at initPath. Root
 		// keeps the seal, which costs it nothing. docs/security.md,
-		// "The cshell binary".
+		// "cshell's own state".
 		NoExeClone: !fullRoot(),
 	}
 	if s.AllowUserNamespaces {

@@ -3,7 +3,6 @@ package shells
 import (
 	"context"
 	"errors"
-	"time"
 
 	"golang.org/x/sys/windows"
 )
@@ -19,9 +18,7 @@ func watchProcess(ctx context.Context, pid int) <-chan struct{} {
 	go func() {
 		defer close(gone)
 		if errors.Is(err, windows.ERROR_ACCESS_DENIED) {
-			for ctx.Err() == nil && processAlive(pid, 0) {
-				time.Sleep(250 * time.Millisecond)
-			}
+			pollProcess(ctx, pid)
 			return
 		}
 		if err != nil {

@@ -11,12 +11,7 @@ import (
 // cshell's readers open it, through a Dir, which shares delete access) is
 // replaced once the reader lets go, not refused.
 func TestWriteAtomicWaitsForAReader(t *testing.T) {
-	base := t.TempDir()
-	d, err := Open(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d, base := tempDir(t)
 	if err := d.WriteAtomic("meta.json", []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -43,12 +38,7 @@ func TestWriteAtomicWaitsForAReader(t *testing.T) {
 // TestRenameGivesUp: a file held open for good is refused after the wait,
 // with Windows's error, and nothing is lost.
 func TestRenameGivesUp(t *testing.T) {
-	base := t.TempDir()
-	d, err := Open(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d, base := tempDir(t)
 	for _, n := range []string{"a", "b"} {
 		if err := d.WriteFile(n, []byte(n), 0o644); err != nil {
 			t.Fatal(err)
@@ -70,4 +60,16 @@ func TestRenameGivesUp(t *testing.T) {
 	if got, err := os.ReadFile(filepath.Join(base, "a")); err != nil || string(got) != "a" {
 		t.Errorf("the source after the refusal: %q %v", got, err)
 	}
+}
+
+// tempDir opens a new temporary directory, closed with the test.
+func tempDir(t *testing.T) (*Dir, string) {
+	t.Helper()
+	base := t.TempDir()
+	d, err := Open(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d, base
 }
