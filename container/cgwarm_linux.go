@@ -1,16 +1,19 @@
 package container
 
+// #include <stdlib.h>
+// #include "cgwarm_linux.h"
+import "C"
+
 import (
-	"bufio"
-	"bytes"
 	"os"
-	"path/filepath"
-	"strings"
+	"syscall"
+	"unsafe"
 )
 
-// WarmCgroupLock starts, in the background, the wait that the first move of
-// a process between cgroups costs, so that a shell about to be started as
-// root does not wait for it in full.
+// The cgroup lock's head start: cgwarm_linux.c starts, from an ELF
+// constructor (before the Go runtime, as nsexec and PID 1 do), the wait
+// that the first move of a process between cgroups costs, so that a shell
+// about to be started as root does not wait for it in full.
 //
 // Every move between cgroups (a write to cgroup.procs, cgroup v1 or v2)
 // takes the kernel's global cgroup_threadgroup_rwsem for writing, and the
@@ -18,38 +21,47 @@ import (
 // gets it: 6-16 ms on this project's machines, while the new container's
 // init waits for its cgroups. A writer that comes within a grace period of
 // the last one pays nothing. libcontainer moves the init into its cgroups
-// only after cshell has built the shell's plan and spec and started the
-// init (5-8 ms of work), so a move made now, of this process into the
-// cgroup it is already in, lets the grace period run meanwhile. The move
-// changes nothing; an error (a cgroup this process may not be moved into)
-// still took the lock, and is ignored.
+// only after cshell has started, built the shell's plan and spec and
+// started the init, so the constructor, for root and for `cshell run` or
+// a background shell's supervisor (the processes that start a shell at
+// once), starts a thread that moves this process into the cgroup it is
+// already in: that changes nothing but takes the lock, and the grace
+// period runs while the Go runtime starts and cshell prepares. An error
+// (a cgroup this process may not be moved into, a read-only cgroup
+// filesystem) is ignored: nothing depends on the move. The thread takes
+// no signal and ends with its write.
 //
-// It does nothing where cshell makes no cgroups (an unprivileged user, or
-// root in a container engine with a read-only cgroup filesystem).
-func WarmCgroupLock() {
-	if !ownCgroups() {
-		return
+// The functions below reach the constructor's parts, for tests.
+
+// startsShell reports whether args (the command line after the program)
+// make the constructor start the wait.
+func startsShell(args []string) bool {
+	argv := make([]*C.char, 0, len(args)+1)
+	argv = append(argv, C.CString("cshell"))
+	for _, a := range args {
+		argv = append(argv, C.CString(a))
 	}
-	if procs := ownProcsFile(); procs != "" {
-		warmCgroupLock(procs)
-	}
+	defer func() {
+		for _, a := range argv {
+			C.free(unsafe.Pointer(a))
+		}
+	}()
+	return C.cshell_cgwarm_wanted(C.int(len(argv)), &argv[0]) != 0
 }
 
-// warmCgroupLock moves this process into the cgroup whose cgroup.procs
-// file is procs, in a goroutine; the channel gets the write's error.
-func warmCgroupLock(procs string) <-chan error {
-	done := make(chan error, 1)
-	go func() {
-		f, err := os.OpenFile(procs, os.O_WRONLY, 0)
-		if err == nil {
-			_, err = f.Write([]byte("0")) // 0: this process, all its threads
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-		done <- err
-	}()
-	return done
+// procsFile picks, from /proc/self/cgroup's text, the cgroup.procs file
+// of this process's cgroup, looking for files under root: on the unified
+// hierarchy when /sys/fs/cgroup is one, else on the first cgroup v1
+// hierarchy of a controller mounted under its name. "" when there is none.
+func procsFile(data []byte, root string) string {
+	cdata, croot := C.CString(string(data)), C.CString(root)
+	defer C.free(unsafe.Pointer(cdata))
+	defer C.free(unsafe.Pointer(croot))
+	var out [C.CGWARM_PATH_MAX]C.char
+	if C.cshell_cgwarm_procs(cdata, croot, &out[0], C.size_t(len(out))) != 0 {
+		return ""
+	}
+	return C.GoString(&out[0])
 }
 
 // ownProcsFile is the cgroup.procs file of the cgroup this process is in,
@@ -59,39 +71,16 @@ func ownProcsFile() string {
 	if err != nil {
 		return ""
 	}
-	return procsFile(data, func(p string) bool {
-		_, err := os.Stat(p)
-		return err == nil
-	})
+	return procsFile(data, "")
 }
 
-// procsFile picks, from /proc/self/cgroup's lines (ID:CONTROLLERS:PATH),
-// the cgroup.procs file of this process's cgroup: on the unified hierarchy
-// when /sys/fs/cgroup is one, else on the first cgroup v1 hierarchy of a
-// controller mounted under its name. exists says whether a file is there.
-func procsFile(data []byte, exists func(string) bool) string {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		parts := strings.SplitN(sc.Text(), ":", 3)
-		if len(parts) != 3 || !strings.HasPrefix(parts[2], "/") {
-			continue
-		}
-		var dir string
-		switch {
-		case parts[0] == "0" && parts[1] == "":
-			dir = "/sys/fs/cgroup"
-			if !exists(dir + "/cgroup.controllers") {
-				continue // hybrid: the unified hierarchy is mounted elsewhere, holding little
-			}
-		case parts[1] != "" && !strings.HasPrefix(parts[1], "name="):
-			dir = "/sys/fs/cgroup/" + strings.Split(parts[1], ",")[0]
-		default:
-			continue
-		}
-		p := filepath.Join(dir, parts[2], "cgroup.procs")
-		if strings.HasPrefix(p, dir+"/") && exists(p) {
-			return p
-		}
+// moveIntoCgroup moves this process into the cgroup whose cgroup.procs
+// file procs is, as the constructor's thread does.
+func moveIntoCgroup(procs string) error {
+	cp := C.CString(procs)
+	defer C.free(unsafe.Pointer(cp))
+	if e := C.cshell_cgwarm_move(cp); e != 0 {
+		return syscall.Errno(e)
 	}
-	return ""
+	return nil
 }

@@ -2,46 +2,85 @@ package container
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 )
 
+func TestStartsShell(t *testing.T) {
+	for args, want := range map[string]bool{
+		"run -- true":                         true,
+		"run -d --expose 5173 -- npm run dev": true,
+		"--json run true":                     true,
+		"--state-dir /x --config /y run true": true,
+		"--state-dir=/x run true":             true,
+		"__supervise 7":                       true,  // shells.SuperviseArg: a background shell's supervisor
+		"--state-dir run ps":                  false, // "run" is the state dir here
+		"ps":                                  false,
+		"serve":                               false,
+		"output run":                          false,
+		"--json":                              false,
+		"--state-dir":                         false,
+		"":                                    false,
+	} {
+		if got := startsShell(strings.Fields(args)); got != want {
+			t.Errorf("startsShell(%q) = %v, want %v", args, got, want)
+		}
+	}
+}
+
 func TestProcsFile(t *testing.T) {
-	has := func(files ...string) func(string) bool {
-		return func(p string) bool { return slices.Contains(files, p) }
+	// root: a directory holding these files under their paths
+	root := func(files ...string) string {
+		dir := t.TempDir()
+		for _, f := range files {
+			if err := os.MkdirAll(filepath.Dir(dir+f), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(dir+f, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
 	}
 	hybrid := "9:name=systemd:/\n8:pids:/user.slice\n4:memory:/a/b\n2:cpu,cpuacct:/\n0::/\n"
 	for _, c := range []struct {
-		name, data string
-		exists     func(string) bool
-		want       string
+		name, data, root, want string
 	}{
 		{"hybrid: the first controller's hierarchy", hybrid,
-			has("/sys/fs/cgroup/pids/user.slice/cgroup.procs", "/sys/fs/cgroup/memory/a/b/cgroup.procs"),
+			root("/sys/fs/cgroup/pids/user.slice/cgroup.procs", "/sys/fs/cgroup/memory/a/b/cgroup.procs"),
 			"/sys/fs/cgroup/pids/user.slice/cgroup.procs"},
 		{"hybrid: a controller not mounted is passed over", hybrid,
-			has("/sys/fs/cgroup/cpu/cgroup.procs"), "/sys/fs/cgroup/cpu/cgroup.procs"},
+			root("/sys/fs/cgroup/cpu/cgroup.procs"), "/sys/fs/cgroup/cpu/cgroup.procs"},
 		{"hybrid: a unified mount elsewhere is not /sys/fs/cgroup", "0::/\n",
-			has("/sys/fs/cgroup/cgroup.procs"), ""},
+			root("/sys/fs/cgroup/cgroup.procs"), ""},
 		{"unified", "0::/user.slice/u.scope\n",
-			has("/sys/fs/cgroup/cgroup.controllers", "/sys/fs/cgroup/user.slice/u.scope/cgroup.procs"),
+			root("/sys/fs/cgroup/cgroup.controllers", "/sys/fs/cgroup/user.slice/u.scope/cgroup.procs"),
 			"/sys/fs/cgroup/user.slice/u.scope/cgroup.procs"},
-		{"a named hierarchy only", "1:name=systemd:/\n", has("/sys/fs/cgroup/name=systemd/cgroup.procs"), ""},
-		{"a path leaving the hierarchy", "8:pids:/../../etc\n", func(string) bool { return true }, ""},
-		{"garbage", "no colons here\n8:pids\n", func(string) bool { return true }, ""},
+		{"unified, at the root", "0::/",
+			root("/sys/fs/cgroup/cgroup.controllers", "/sys/fs/cgroup/cgroup.procs"), "/sys/fs/cgroup/cgroup.procs"},
+		{"a named hierarchy only", "1:name=systemd:/\n", root("/sys/fs/cgroup/name=systemd/cgroup.procs"), ""},
+		{"a path leaving the hierarchy", "8:pids:/../../etc\n",
+			root("/sys/fs/cgroup/pids/cgroup.procs", "/sys/fs/etc/cgroup.procs"), ""},
+		{"a path ending in ..", "8:pids:/a/..\n", root("/sys/fs/cgroup/pids/cgroup.procs"), ""},
+		{"dots that do not leave", "8:pids:/a..b/..c\n",
+			root("/sys/fs/cgroup/pids/a..b/..c/cgroup.procs"), "/sys/fs/cgroup/pids/a..b/..c/cgroup.procs"},
+		{"garbage", "no colons here\n8:pids\n8:pids:relative\n", root("/sys/fs/cgroup/pids/cgroup.procs"), ""},
+		{"a line past the buffer", "8:pids:/" + strings.Repeat("a", 5000) + "\n2:cpu:/\n",
+			root("/sys/fs/cgroup/cpu/cgroup.procs"), "/sys/fs/cgroup/cpu/cgroup.procs"},
 	} {
-		if got := procsFile([]byte(c.data), c.exists); got != c.want {
+		if got := procsFile([]byte(c.data), c.root); got != c.want {
 			t.Errorf("%s: procsFile = %q, want %q", c.name, got, c.want)
 		}
 	}
 }
 
-// TestWarmCgroupLockMovesNothing: the early move is of this process into
+// TestMoveIntoOwnCgroupMovesNothing: the early move is of this process into
 // the cgroup it is in, and it succeeds (so it took the lock) without
 // changing any of this process's cgroups.
-func TestWarmCgroupLockMovesNothing(t *testing.T) {
+func TestMoveIntoOwnCgroupMovesNothing(t *testing.T) {
 	if !ownCgroups() {
 		t.Skip("cshell makes no cgroups here (not root, or a read-only cgroup filesystem)")
 	}
@@ -53,7 +92,7 @@ func TestWarmCgroupLockMovesNothing(t *testing.T) {
 	if procs == "" {
 		t.Fatalf("no cgroup.procs file found for %q", before)
 	}
-	if err := <-warmCgroupLock(procs); err != nil {
+	if err := moveIntoCgroup(procs); err != nil {
 		t.Fatalf("moving this process into its own cgroup (%s): %v", procs, err)
 	}
 	after, err := os.ReadFile("/proc/self/cgroup")

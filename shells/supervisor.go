@@ -23,6 +23,8 @@ import (
 // SuperviseArg is the hidden first argument that makes the binary a
 // shell's supervisor: cshell __supervise STATE_DIR ID (the path is for
 // messages; the state dir itself is inherited as a descriptor).
+// container/cgwarm_linux.c knows it too: a supervisor starts its shell at
+// once, so its cgroup lock's wait is started before the Go runtime.
 const SuperviseArg = "__supervise"
 
 // earlyWindow is how long the supervisor watches a new shell before it

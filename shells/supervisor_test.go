@@ -121,3 +121,11 @@ func TestSuperviseWithoutAStateDir(t *testing.T) {
 		t.Errorf("answered %+v", a)
 	}
 }
+
+// TestSuperviseArgKnownToTheConstructor: container/cgwarm_linux.c starts
+// the cgroup lock's wait for a process whose first argument is this.
+func TestSuperviseArgKnownToTheConstructor(t *testing.T) {
+	if SuperviseArg != "__supervise" {
+		t.Errorf("SuperviseArg = %q: change container/cgwarm_linux.c (cshell_cgwarm_wanted) with it", SuperviseArg)
+	}
+}

@@ -84,34 +84,14 @@ type globals struct {
 func main() {
 	container.MaybeInit() // libcontainer's init and the container's PID 1 never return
 	if len(os.Args) > 1 && os.Args[1] == shells.SuperviseArg {
-		container.WarmCgroupLock() // it starts a shell at once
 		os.Exit(shells.Supervise(os.Args[2:]))
 	}
 	if len(os.Args) > 1 && os.Args[1] == shells.PruneArg {
 		os.Exit(shells.PruneCaches(os.Args[2:]))
 	}
-	if startsShell(os.Args[1:]) {
-		container.WarmCgroupLock()
-	}
 	// No signal ends the context here: a foreground run passes signals on
 	// to its command, and serve catches its own.
 	os.Exit(execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
-}
-
-// startsShell reports whether args are the run command's, which starts a
-// shell at once: its name after the global flags. A wrong guess costs only
-// the wait WarmCgroupLock starts early, or its head start.
-func startsShell(args []string) bool {
-	for i := 0; i < len(args); i++ {
-		switch a := args[i]; {
-		case a == "--state-dir" || a == "--config":
-			i++ // its value follows
-		case strings.HasPrefix(a, "-"):
-		default:
-			return a == "run"
-		}
-	}
-	return false
 }
 
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
