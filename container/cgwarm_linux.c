@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -82,9 +83,41 @@ int cshell_cgwarm_procs(const char *data, const char *root, char *out, size_t n)
 	return -1;
 }
 
+// member reports whether pid is listed in a cgroup.procs file (a move
+// into it then changes nothing).
+static int member(const char *procs, pid_t pid)
+{
+	char buf[4096], part[16];
+	size_t have = 0;
+	ssize_t n;
+	int fd = open(procs, O_RDONLY | O_CLOEXEC), found = 0;
+	if (fd < 0)
+		return 0;
+	while (!found && (n = read(fd, buf, sizeof buf)) > 0) {
+		for (ssize_t i = 0; i < n && !found; i++) {
+			if (buf[i] != '\n') {
+				if (have < sizeof part - 1)
+					part[have++] = buf[i];
+				continue;
+			}
+			part[have] = 0;
+			found = atoi(part) == pid;
+			have = 0;
+		}
+	}
+	close(fd);
+	return found;
+}
+
 int cshell_cgwarm_move(const char *procs)
 {
-	int fd = open(procs, O_WRONLY | O_CLOEXEC), err = 0;
+	int fd, err = 0;
+	// The file came from /proc/self/cgroup, but a cgroup namespace whose
+	// /sys/fs/cgroup shows another tree would name another cgroup: move
+	// only where this process already is.
+	if (!member(procs, getpid()))
+		return ENOENT;
+	fd = open(procs, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno;
 	if (write(fd, "0", 1) < 0) // 0: this process, every thread of it

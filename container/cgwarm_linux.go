@@ -75,7 +75,8 @@ func ownProcsFile() string {
 }
 
 // moveIntoCgroup moves this process into the cgroup whose cgroup.procs
-// file procs is, as the constructor's thread does.
+// file procs is, as the constructor's thread does: only when the file
+// lists this process already.
 func moveIntoCgroup(procs string) error {
 	cp := C.CString(procs)
 	defer C.free(unsafe.Pointer(cp))

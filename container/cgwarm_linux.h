@@ -12,6 +12,7 @@ int cshell_cgwarm_wanted(int argc, char **argv);
 // root ("" on a host). 0, or -1 when there is none.
 int cshell_cgwarm_procs(const char *data, const char *root, char *out, size_t n);
 // cshell_cgwarm_move: move this process into the cgroup whose
-// cgroup.procs file procs is; 0 or an errno.
+// cgroup.procs file procs is, only when that file lists it already (a
+// move that changes nothing); 0 or an errno (ENOENT: not listed).
 int cshell_cgwarm_move(const char *procs);
 #endif

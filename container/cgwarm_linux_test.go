@@ -1,11 +1,13 @@
 package container
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -108,5 +110,48 @@ func TestMoveIntoOwnCgroupMovesNothing(t *testing.T) {
 	}
 	if !slices.Contains(strings.Fields(string(members)), strconv.Itoa(os.Getpid())) {
 		t.Errorf("%s does not list this process (%d)", procs, os.Getpid())
+	}
+}
+
+// TestMoveOnlyWhereListed: the constructor's move is made only into a
+// cgroup whose cgroup.procs lists this process (a file standing for one
+// here), wherever in the file the pid is.
+func TestMoveOnlyWhereListed(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, pids ...int) string {
+		var b strings.Builder
+		for _, p := range pids {
+			b.WriteString(strconv.Itoa(p) + "\n")
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	self := os.Getpid()
+	others := make([]int, 0, 3000)
+	for i := range 3000 { // past one read of the file
+		if p := 100000 + i; p != self {
+			others = append(others, p)
+		}
+	}
+	notListed := write("not-listed", others...)
+	if err := moveIntoCgroup(notListed); !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("a cgroup.procs without this process: %v, want ENOENT", err)
+	}
+	if data, _ := os.ReadFile(notListed); strings.HasPrefix(string(data), "0") {
+		t.Errorf("written to although this process is not listed")
+	}
+	near := write("prefix", self*10, self/10+1)
+	if err := moveIntoCgroup(near); !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("pids that only begin or end like this one's: %v, want ENOENT", err)
+	}
+	listed := write("listed", append(others, self)...)
+	if err := moveIntoCgroup(listed); err != nil {
+		t.Errorf("a cgroup.procs listing this process last: %v", err)
+	}
+	if data, _ := os.ReadFile(listed); !strings.HasPrefix(string(data), "0") {
+		t.Errorf("not written to although this process is listed")
 	}
 }
