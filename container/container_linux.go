@@ -207,14 +207,19 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	// each /dev/null when missing before a later one.
 	var prestageParent *os.File
 	passed := []*os.File{s.Sockets, s.Events, nil}
+	// As root cshell makes the egress's rules itself, in the namespace the
+	// init sends first, while the init goes on (rulesFromParent).
+	rulesHere := s.Redirect && fullRoot()
 	if s.Redirect || len(im.standIns) > 0 || len(im.topBinds) > 0 {
-		parent, child, err := prestagePair(prestage{Redirect: s.Redirect, Hide: im.standIns, Root: r.rootfs, Top: im.topBinds, Binds: binds})
+		req := prestage{Redirect: s.Redirect && !rulesHere, NetNS: rulesHere, Hide: im.standIns, Root: r.rootfs, Top: im.topBinds, Binds: binds}
+		parent, child, err := prestagePair(req)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 		}
 		defer child.Close()
 		prestageParent, passed[2] = parent, child
 	}
+	prestageChild := passed[2]
 	for len(passed) > 0 && passed[len(passed)-1] == nil {
 		passed = passed[:len(passed)-1]
 	}
@@ -248,13 +253,35 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 
 	sh := &ctr{c: c, p: p, done: make(chan struct{}), memLimited: s.Limits.Memory > 0 && limitCgroups(), kills: s.MemoryKills, id: s.ID, checks: checks}
 	started := make(chan error, 1)
+	rules := make(chan error, 1)
+	if rulesHere {
+		go func() { rules <- rulesFromParent(prestageParent) }()
+	} else {
+		rules <- nil
+	}
 	go sh.run(started)
-	if err := <-started; err != nil {
+	err = <-started
+	if prestageChild != nil {
+		// The init has its own copy by now, or died: then rulesFromParent
+		// reads the end of the stream.
+		prestageChild.Close()
+	}
+	if err != nil {
 		if consoleSock != nil {
 			consoleSock.Close()
 		}
 		_ = c.Destroy()
+		<-rules
 		return nil, explain(fmt.Errorf("start container %s: %w", s.ID, err))
+	}
+	if err := <-rules; err != nil {
+		if consoleSock != nil {
+			consoleSock.Close()
+		}
+		_ = sh.Kill()
+		<-sh.done
+		_ = c.Destroy()
+		return nil, explain(err)
 	}
 	if prestageParent != nil {
 		tracker, err := PrestageDone(prestageParent)

@@ -31,8 +31,12 @@ const (
 
 // prestage is what the init is asked to do.
 type prestage struct {
-	Redirect bool      `json:"redirect,omitempty"`
-	Hide     []standIn `json:"hide,omitempty"`
+	Redirect bool `json:"redirect,omitempty"`
+	// NetNS: send the network namespace first (netnsHello and the
+	// namespace's descriptor), before the rest: cshell makes the egress's
+	// rules in it meanwhile (root: rulesFromParent).
+	NetNS bool      `json:"netns,omitempty"`
+	Hide  []standIn `json:"hide,omitempty"`
 	// Root and Top: each of this machine's top-level directories (Top,
 	// "/usr" say) bound read-only, with everything mounted under it, at
 	// its name in the root (Root, the runner's rootfs).
@@ -141,6 +145,11 @@ func doPrestage(f *os.File) error {
 	if err := json.Unmarshal(body, &req); err != nil {
 		return fmt.Errorf("read the request: %w", err)
 	}
+	if req.NetNS {
+		if err := sendNetNS(); err != nil {
+			return fmt.Errorf("send the network namespace: %w", err)
+		}
+	}
 	if len(req.Hide) > 0 {
 		if err := coverAll(req.Hide); err != nil {
 			return err
@@ -152,9 +161,59 @@ func doPrestage(f *os.File) error {
 		}
 	}
 	if req.Redirect {
-		if err := redirect(); err != nil {
+		if err := redirect(-1); err != nil {
 			return fmt.Errorf("the shell's way out for direct connections (nftables in its network namespace): %w", err)
 		}
+	}
+	return nil
+}
+
+// netnsHello comes with the init's network namespace (prestage.NetNS).
+const netnsHello = "netns\n"
+
+// sendNetNS sends this thread's network namespace on the request's socket.
+func sendNetNS() error {
+	ns, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(ns)
+	return unix.Sendmsg(prestageFD, []byte(netnsHello), unix.UnixRights(ns), nil, 0)
+}
+
+// rulesFromParent makes the egress's rules (redirect) in the network
+// namespace the init sends first on parent (prestage.NetNS), from this
+// process: as root it may enter it. It reads exactly that first message,
+// so that the init's answer (PrestageDone) stays on the socket.
+func rulesFromParent(parent *os.File) error {
+	buf := make([]byte, len(netnsHello))
+	oob := make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := unix.Recvmsg(int(parent.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC|unix.MSG_WAITALL)
+	if err != nil {
+		return fmt.Errorf("receive the network namespace: %w", err)
+	}
+	var fds []int
+	if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+		for i := range msgs {
+			got, _ := unix.ParseUnixRights(&msgs[i])
+			fds = append(fds, got...)
+		}
+	}
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
+	if string(buf[:n]) != netnsHello || len(fds) != 1 {
+		// The init failed before it could send it: this is its answer.
+		rest, more, _ := recvFDs(parent, 1)
+		for _, fd := range more {
+			unix.Close(fd)
+		}
+		return fmt.Errorf("the container's init could not prepare the shell: %s", strings.TrimSpace(string(buf[:n])+string(rest)))
+	}
+	if err := redirect(fds[0]); err != nil {
+		return fmt.Errorf("the shell's way out for direct connections (nftables in its network namespace): %w", err)
 	}
 	return nil
 }

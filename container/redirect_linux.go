@@ -8,6 +8,7 @@ import (
 	"github.com/google/nftables/binaryutil"
 	"github.com/google/nftables/expr"
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -33,20 +34,30 @@ var ResolverIP = net.IPv4(127, 0, 0, 53).To4()
 
 // redirect brings loopback up, routes everything to it, and installs the
 // table (see above).
-func redirect() error {
+func redirect(ns int) error {
+	h := &netlink.Handle{} // this thread's namespace
+	opts := []nftables.ConnOption{}
+	if ns >= 0 {
+		var err error
+		if h, err = netlink.NewHandleAt(netns.NsHandle(ns), unix.NETLINK_ROUTE); err != nil {
+			return fmt.Errorf("netlink in the shell's network namespace: %w", err)
+		}
+		defer h.Close()
+		opts = append(opts, nftables.WithNetNSFd(ns))
+	}
 	// Loopback is the first device of every network namespace (the
 	// kernel's LOOPBACK_IFINDEX): no need to look it up.
 	lo := &netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: 1, Name: "lo"}}
-	if err := netlink.LinkSetUp(lo); err != nil {
+	if err := h.LinkSetUp(lo); err != nil {
 		return fmt.Errorf("bring loopback up: %w", err)
 	}
 	_, all4, _ := net.ParseCIDR("0.0.0.0/0")
-	if err := netlink.RouteAdd(&netlink.Route{LinkIndex: lo.Attrs().Index, Dst: all4, Src: net.IPv4(127, 0, 0, 1).To4()}); err != nil {
+	if err := h.RouteAdd(&netlink.Route{LinkIndex: lo.Attrs().Index, Dst: all4, Src: net.IPv4(127, 0, 0, 1).To4()}); err != nil {
 		return fmt.Errorf("route to loopback: %w", err)
 	}
 	_, all6, _ := net.ParseCIDR("::/0")
-	v6 := netlink.RouteAdd(&netlink.Route{LinkIndex: lo.Attrs().Index, Dst: all6, Src: net.IPv6loopback}) == nil
-	c, err := nftables.New()
+	v6 := h.RouteAdd(&netlink.Route{LinkIndex: lo.Attrs().Index, Dst: all6, Src: net.IPv6loopback}) == nil
+	c, err := nftables.New(append(opts, nftables.AsLasting())...)
 	if err != nil {
 		return fmt.Errorf("nftables: %w", err)
 	}

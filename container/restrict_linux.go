@@ -101,7 +101,7 @@ func probeChild(what string) {
 		}
 	}
 	if what == "nftables" {
-		if err := redirect(); err != nil {
+		if err := redirect(-1); err != nil {
 			if e := errnoOf(err); e != 124 {
 				os.Exit(e)
 			}
