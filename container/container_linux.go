@@ -186,6 +186,13 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		// keeps the seal, which costs it nothing. docs/security.md,
 		// "cshell's own state".
 		NoExeClone: !fullRoot(),
+		// The move into the shell's cgroups waits, as the first move in a
+		// while, for an RCU grace period (cgwarm_linux.go); libcontainer
+		// makes it while runc init sets the shell up, and waits for it
+		// before the cgroups' limits are set and before the command may
+		// run, the private cgroup namespace made by runc init once in them
+		// (third_party/runc.patch).
+		LateCgroups: ownCgroups(),
 	}
 	if s.AllowUserNamespaces {
 		// A user namespace that maps root needs its maker to have held

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -311,4 +312,73 @@ func TestMemoryLimitKillIsTold(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Fatalf("the limit was never told: %q", seen.String())
+}
+
+// TestShellInItsCgroupsFirst: the shell's cgroup namespace has the
+// shell's own cgroup as its root (every hierarchy reads "/" inside), and
+// as root the command is in the shell's cgroups, not cshell's: the init
+// moves into them while it starts (Process.LateCgroups,
+// third_party/runc.patch) and makes its cgroup namespace only once there.
+func TestShellInItsCgroupsFirst(t *testing.T) {
+	requireLinux(t)
+	r := sh(t, "container", t.TempDir(), "cat /proc/self/cgroup")
+	lines := strings.Fields(r.stdout)
+	if r.code != 0 || len(lines) == 0 {
+		t.Fatalf("cat /proc/self/cgroup: code %d out %q err %q", r.code, r.stdout, r.stderr)
+	}
+	for _, l := range lines {
+		if !strings.HasSuffix(l, ":/") {
+			t.Errorf("inside the shell %q: want the shell's cgroup as its namespace's root (every line \":/\")", r.stdout)
+			break
+		}
+	}
+	if os.Geteuid() != 0 {
+		return // rootless, cshell makes no cgroups on this kind of host
+	}
+	marker := fmt.Sprintf("cshell-e2e-cgroups-%d", os.Getpid())
+	e := newBG(t)
+	id := e.start("exec -a " + marker + " sleep 30")
+	t.Cleanup(func() { e.cs("kill", id) })
+	var procs []string
+	deadline := time.Now().Add(10 * time.Second)
+	for len(procs) == 0 && time.Now().Before(deadline) {
+		procs = hostProcesses(marker)
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(procs) != 1 {
+		t.Fatalf("host processes %q: %v", marker, procs)
+	}
+	pid, _, _ := strings.Cut(procs[0], " ")
+	theirs, err := os.ReadFile("/proc/" + pid + "/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := map[string]string{}
+	for _, l := range strings.Fields(string(ours)) {
+		if parts := strings.SplitN(l, ":", 3); len(parts) == 3 {
+			own[parts[1]] = parts[2]
+		}
+	}
+	want := []string{"memory", "pids", "devices"} // cgroup v1
+	if _, v1 := own["memory"]; !v1 {
+		want = []string{""} // the unified hierarchy alone
+	}
+	checked := 0
+	for _, l := range strings.Fields(string(theirs)) {
+		parts := strings.SplitN(l, ":", 3)
+		if len(parts) != 3 || !slices.Contains(want, parts[1]) {
+			continue
+		}
+		checked++
+		if parts[2] == own[parts[1]] || !strings.Contains(parts[2], "sh"+id+"-") {
+			t.Errorf("the command's cgroup %q is %q (cshell's test: %q), want shell %s's own", parts[1], parts[2], own[parts[1]], id)
+		}
+	}
+	if checked != len(want) {
+		t.Errorf("the command's cgroups name %d of %q: %q", checked, want, theirs)
+	}
 }

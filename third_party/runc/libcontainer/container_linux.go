@@ -635,7 +635,14 @@ func (c *Container) newInitProcess(p *Process, cmd *exec.Cmd, comm *processComm)
 			nsMaps[ns.Type] = ns.Path
 		}
 	}
-	data, err := c.bootstrapData(c.config.Namespaces.CloneFlags(), nsMaps)
+	flags := c.config.Namespaces.CloneFlags()
+	lateCgroupns := false
+	if p.LateCgroups && flags&unix.CLONE_NEWCGROUP != 0 {
+		// cshell: runc init makes it once in its cgroups (Process.LateCgroups).
+		flags &^= unix.CLONE_NEWCGROUP
+		lateCgroupns = true
+	}
+	data, err := c.bootstrapData(flags, nsMaps)
 	if err != nil {
 		return nil, err
 	}
@@ -651,7 +658,9 @@ func (c *Container) newInitProcess(p *Process, cmd *exec.Cmd, comm *processComm)
 			container:     c,
 		},
 		intelRdtManager: c.intelRdtManager,
+		lateCgroups:     p.LateCgroups,
 	}
+	init.config.LateCgroupns = lateCgroupns
 	c.initProcess = init
 	return init, nil
 }

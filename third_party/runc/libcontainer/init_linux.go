@@ -100,6 +100,10 @@ type initConfig struct {
 
 	// SpecState is filled in by [initProcess.Start].
 	SpecState *specs.State `json:"spec_state,omitempty"`
+
+	// LateCgroupns (cshell: Process.LateCgroups): runc init makes the
+	// private cgroup namespace itself, once it is in its cgroups.
+	LateCgroupns bool `json:"late_cgroupns,omitempty"`
 }
 
 // Init is part of "runc init" implementation.

@@ -105,6 +105,16 @@ type Process struct {
 	// every start where the overlayfs seal is not available (rootless).
 	NoExeClone bool
 
+	// LateCgroups (a cshell patch) lets the first process of a container
+	// start before it is moved into its cgroups: the move (which, for the
+	// first move between cgroups in a while, waits for an RCU grace
+	// period) runs while runc init sets the container up, and is done
+	// before the cgroups' resources are set and before anything of the
+	// container's own runs. A private cgroup namespace is then made by
+	// runc init once it is in its cgroups, not by nsexec. Honoured only
+	// for a container's first process.
+	LateCgroups bool
+
 	ops processOperations
 
 	// LogLevel is a string containing a numeric representation of the current

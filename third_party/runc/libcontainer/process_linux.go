@@ -632,6 +632,7 @@ func (p *setnsProcess) execSetns() error {
 type initProcess struct {
 	containerProcess
 	intelRdtManager *intelrdt.Manager
+	lateCgroups     bool // cshell: Process.LateCgroups
 }
 
 // getChildPid receives the final child's pid over the provided pipe.
@@ -778,6 +779,18 @@ func (p *initProcess) goCreateMountSources(ctx context.Context) (mountSourceRequ
 
 func (p *initProcess) start() (retErr error) {
 	defer p.comm.closeParent()
+	// cshell: with Process.LateCgroups the cgroups are applied in the
+	// background once the final child's pid is known; applied gives the
+	// result, and joinCgroups waits for it (once).
+	var applied chan error
+	joinCgroups := func() error {
+		if applied == nil {
+			return nil
+		}
+		err := <-applied
+		applied = nil
+		return err
+	}
 	err := p.cmd.Start()
 	p.process.ops = p
 	// close the child-side of the pipes (controlled by child)
@@ -789,6 +802,7 @@ func (p *initProcess) start() (retErr error) {
 
 	defer func() {
 		if retErr != nil {
+			_ = joinCgroups() // nothing may make cgroups after their Destroy below
 			// Find out if init is killed by the kernel's OOM killer.
 			// Get the count before killing init as otherwise cgroup
 			// might be removed by systemd.
@@ -824,26 +838,10 @@ func (p *initProcess) start() (retErr error) {
 	// Do this before syncing with child so that no children can escape the
 	// cgroup. We don't need to worry about not doing this and not being root
 	// because we'd be using the rootless cgroup manager in that case.
-	if err := p.manager.Apply(p.pid()); err != nil {
-		if errors.Is(err, cgroups.ErrRootless) {
-			// ErrRootless is to be ignored except when
-			// the container doesn't have private pidns.
-			if !p.config.Config.Namespaces.IsPrivate(configs.NEWPID) {
-				// TODO: make this an error in runc 1.3.
-				logrus.Warn("Creating a rootless container with no cgroup and no private pid namespace. " +
-					"Such configuration is strongly discouraged (as it is impossible to properly kill all container's processes) " +
-					"and will result in an error in a future runc version.")
-			}
-		} else {
-			return fmt.Errorf("unable to apply cgroup configuration: %w", err)
-		}
-	}
-	// Reset the CPU affinity after cgroups are configured to make sure it
-	// matches any configured cpuset.
-	tryResetCPUAffinity(p.pid())
-	if p.intelRdtManager != nil {
-		if err := p.intelRdtManager.Apply(p.pid()); err != nil {
-			return fmt.Errorf("unable to apply Intel RDT configuration: %w", err)
+	// cshell: with lateCgroups, after the final child exists (below).
+	if !p.lateCgroups {
+		if err := p.applyCgroups(p.pid()); err != nil {
+			return err
 		}
 	}
 	if _, err := io.Copy(p.comm.initSockParent, p.bootstrapData); err != nil {
@@ -853,6 +851,15 @@ func (p *initProcess) start() (retErr error) {
 	childPid, err := p.getChildPid()
 	if err != nil {
 		return fmt.Errorf("can't get final child's PID from pipe: %w", err)
+	}
+	if p.lateCgroups {
+		// cshell: the final child is the one process of the container
+		// that lives on (nsexec's first two have made it and exit); it
+		// forks nothing before it asks for its hooks, and the move is
+		// waited for before they run (procHooks) and in any case before
+		// procRun.
+		applied = make(chan error, 1)
+		go func() { applied <- p.applyCgroups(childPid) }()
 	}
 
 	// Save the standard descriptor names before the container process
@@ -983,6 +990,9 @@ func (p *initProcess) start() (retErr error) {
 			}
 		case procReady:
 			seenProcReady = true
+			if err := joinCgroups(); err != nil {
+				return err
+			}
 			// Set rlimits, this has to be done here because we lose permissions
 			// to raise the limits once we enter a user-namespace
 			if err := setupRlimits(p.config.Rlimits, p.pid()); err != nil {
@@ -1015,6 +1025,9 @@ func (p *initProcess) start() (retErr error) {
 				return err
 			}
 		case procHooks:
+			if err := joinCgroups(); err != nil {
+				return err
+			}
 			// Setup cgroup before prestart hook, so that the prestart hook could apply cgroup permissions.
 			if err := p.manager.Set(p.config.Config.Cgroups.Resources); err != nil {
 				return fmt.Errorf("error setting cgroup config for procHooks process: %w", err)
@@ -1059,6 +1072,34 @@ func (p *initProcess) start() (retErr error) {
 	}
 	if ierr != nil {
 		return fmt.Errorf("error during container init: %w", ierr)
+	}
+	return nil
+}
+
+// applyCgroups puts pid into the container's cgroups (and Intel RDT
+// group), as start always did before it sent the bootstrap data.
+func (p *initProcess) applyCgroups(pid int) error {
+	if err := p.manager.Apply(pid); err != nil {
+		if errors.Is(err, cgroups.ErrRootless) {
+			// ErrRootless is to be ignored except when
+			// the container doesn't have private pidns.
+			if !p.config.Config.Namespaces.IsPrivate(configs.NEWPID) {
+				// TODO: make this an error in runc 1.3.
+				logrus.Warn("Creating a rootless container with no cgroup and no private pid namespace. " +
+					"Such configuration is strongly discouraged (as it is impossible to properly kill all container's processes) " +
+					"and will result in an error in a future runc version.")
+			}
+		} else {
+			return fmt.Errorf("unable to apply cgroup configuration: %w", err)
+		}
+	}
+	// Reset the CPU affinity after cgroups are configured to make sure it
+	// matches any configured cpuset.
+	tryResetCPUAffinity(pid)
+	if p.intelRdtManager != nil {
+		if err := p.intelRdtManager.Apply(pid); err != nil {
+			return fmt.Errorf("unable to apply Intel RDT configuration: %w", err)
+		}
 	}
 	return nil
 }

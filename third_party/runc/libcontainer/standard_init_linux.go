@@ -89,6 +89,13 @@ func (l *linuxStandardInit) Init() error {
 	selinux.GetEnabled()
 
 	err := prepareRootfs(l.pipe, l.config)
+	if err == nil && l.config.LateCgroupns {
+		// cshell: in its cgroups since the parent answered procHooks
+		// (Process.LateCgroups); this thread execs the container's process.
+		if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
+			return fmt.Errorf("unshare the cgroup namespace: %w", err)
+		}
+	}
 	if err != nil {
 		return err
 	}
