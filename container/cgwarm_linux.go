@@ -5,7 +5,6 @@ package container
 import "C"
 
 import (
-	"os"
 	"syscall"
 	"unsafe"
 )
@@ -62,16 +61,6 @@ func procsFile(data []byte, root string) string {
 		return ""
 	}
 	return C.GoString(&out[0])
-}
-
-// ownProcsFile is the cgroup.procs file of the cgroup this process is in,
-// on one hierarchy (see procsFile).
-func ownProcsFile() string {
-	data, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return ""
-	}
-	return procsFile(data, "")
 }
 
 // moveIntoCgroup moves this process into the cgroup whose cgroup.procs

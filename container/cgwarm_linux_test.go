@@ -155,3 +155,13 @@ func TestMoveOnlyWhereListed(t *testing.T) {
 		t.Errorf("not written to although this process is listed")
 	}
 }
+
+// ownProcsFile is the cgroup.procs file of the cgroup this process is in,
+// on one hierarchy (see procsFile).
+func ownProcsFile() string {
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	return procsFile(data, "")
+}

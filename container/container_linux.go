@@ -266,6 +266,15 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	} else {
 		rules <- nil
 	}
+	// stop ends a container that started, when what follows fails.
+	stop := func() {
+		if consoleSock != nil {
+			consoleSock.Close()
+		}
+		_ = sh.Kill()
+		<-sh.done
+		_ = c.Destroy()
+	}
 	go sh.run(started)
 	err = <-started
 	if prestageChild != nil {
@@ -282,23 +291,13 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 		return nil, explain(fmt.Errorf("start container %s: %w", s.ID, err))
 	}
 	if err := <-rules; err != nil {
-		if consoleSock != nil {
-			consoleSock.Close()
-		}
-		_ = sh.Kill()
-		<-sh.done
-		_ = c.Destroy()
+		stop()
 		return nil, explain(err)
 	}
 	if prestageParent != nil {
 		tracker, err := PrestageDone(prestageParent)
 		if err != nil {
-			if consoleSock != nil {
-				consoleSock.Close()
-			}
-			_ = sh.Kill()
-			<-sh.done
-			_ = c.Destroy()
+			stop()
 			return nil, explain(fmt.Errorf("the container's init could not prepare the shell: %w", err))
 		}
 		if tracker != nil && s.Tracker != nil {
@@ -309,13 +308,11 @@ func (r *containerRunner) Start(s *Spec) (Shell, error) {
 	}
 	if consoleSock != nil {
 		sh.console, err = recvFile(consoleSock)
-		consoleSock.Close()
 		if err != nil {
-			_ = sh.Kill()
-			<-sh.done
-			_ = c.Destroy()
+			stop()
 			return nil, fmt.Errorf("%w: receive the terminal: %w", ErrSandbox, err)
 		}
+		consoleSock.Close()
 	}
 	return sh, nil
 }

@@ -186,31 +186,22 @@ func sendNetNS() error {
 // process: as root it may enter it. It reads exactly that first message,
 // so that the init's answer (PrestageDone) stays on the socket.
 func rulesFromParent(parent *os.File) error {
-	buf := make([]byte, len(netnsHello))
-	oob := make([]byte, unix.CmsgSpace(4))
-	n, oobn, _, _, err := unix.Recvmsg(int(parent.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC|unix.MSG_WAITALL)
+	msg, fds, err := recvInto(parent, make([]byte, len(netnsHello)), 1, unix.MSG_WAITALL)
 	if err != nil {
 		return fmt.Errorf("receive the network namespace: %w", err)
-	}
-	var fds []int
-	if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
-		for i := range msgs {
-			got, _ := unix.ParseUnixRights(&msgs[i])
-			fds = append(fds, got...)
-		}
 	}
 	defer func() {
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
 	}()
-	if string(buf[:n]) != netnsHello || len(fds) != 1 {
+	if string(msg) != netnsHello || len(fds) != 1 {
 		// The init failed before it could send it: this is its answer.
 		rest, more, _ := recvFDs(parent, 1)
 		for _, fd := range more {
 			unix.Close(fd)
 		}
-		return fmt.Errorf("the container's init could not prepare the shell: %s", strings.TrimSpace(string(buf[:n])+string(rest)))
+		return fmt.Errorf("the container's init could not prepare the shell: %s", strings.TrimSpace(string(msg)+string(rest)))
 	}
 	if err := redirect(fds[0]); err != nil {
 		return fmt.Errorf("the shell's way out for direct connections (nftables in its network namespace): %w", err)

@@ -227,9 +227,14 @@ func recvFile(sock *os.File) (*os.File, error) {
 // recvFDs receives one message and the descriptors sent with it
 // (SCM_RIGHTS, close-on-exec here), at most max: any more are closed.
 func recvFDs(sock *os.File, max int) ([]byte, []int, error) {
-	buf := make([]byte, 4096)
+	return recvInto(sock, make([]byte, 4096), max, 0)
+}
+
+// recvInto is recvFDs into buf, with more recvmsg flags (MSG_WAITALL
+// reads exactly len(buf) bytes of a stream).
+func recvInto(sock *os.File, buf []byte, max, flags int) ([]byte, []int, error) {
 	oob := make([]byte, unix.CmsgSpace(4*max))
-	n, oobn, _, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	n, oobn, _, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC|flags)
 	if err != nil {
 		return nil, nil, err
 	}
